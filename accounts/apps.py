@@ -1,0 +1,12 @@
+from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+class AccountsConfig(AppConfig):
+    name = "accounts"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from accounts.roles import roles_ensure
+
+        post_migrate.connect(roles_ensure, sender=self)

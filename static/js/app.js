@@ -1,0 +1,31 @@
+// Copy buttons: <button data-copy="element-id">. No inline scripts (the CSP forbids them).
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("[data-copy]");
+  if (!button) return;
+  const source = document.getElementById(button.dataset.copy);
+  if (!source) return;
+  const text = source.innerText;
+  const done = () => {
+    const label = button.textContent;
+    button.textContent = button.dataset.copied || "Copied";
+    button.classList.add("copied");
+    setTimeout(() => { button.textContent = label; button.classList.remove("copied"); }, 1500);
+  };
+  if (navigator.clipboard && window.isSecureContext) {
+    navigator.clipboard.writeText(text).then(done, () => fallbackCopy(text, done));
+  } else {
+    fallbackCopy(text, done);
+  }
+});
+
+function fallbackCopy(text, done) {
+  const area = document.createElement("textarea");
+  area.value = text;
+  area.setAttribute("readonly", "");
+  area.className = "offscreen";
+  document.body.appendChild(area);
+  area.select();
+  document.execCommand("copy");
+  area.remove();
+  done();
+}
