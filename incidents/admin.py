@@ -1,0 +1,72 @@
+from django import forms
+from django.contrib import admin
+from simple_history.admin import SimpleHistoryAdmin
+
+from incidents import services
+from incidents.models import Incident, Recurrence, Signature, Tag
+
+
+@admin.register(Tag)
+class TagAdmin(admin.ModelAdmin):
+    search_fields = ["name"]
+
+
+class SignatureInline(admin.TabularInline):
+    model = Signature
+    fields = ["pattern", "note", "enabled"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True  # edited on its own page, where the expression is checked
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Incident)
+class IncidentAdmin(SimpleHistoryAdmin):
+    list_display = ["slug", "title", "stage", "discipline", "severity", "recurrence_count"]
+    list_filter = ["stage", "discipline", "severity"]
+    search_fields = ["slug", "title"]
+    autocomplete_fields = ["tags"]
+    exclude = ["tag_list"]  # derived from the tags on save
+    raw_id_fields = ["reporter"]
+    inlines = [SignatureInline]
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        incident = form.instance
+        names = ", ".join(tag.name for tag in incident.tags.all())
+        Incident.objects.filter(pk=incident.pk).update(tag_list=names)
+        services.incident_index(incident=incident)
+        services.knowledge_changed()
+
+
+class SignatureAdminForm(forms.ModelForm):
+    class Meta:
+        model = Signature
+        fields = ["incident", "pattern", "note", "examples", "enabled"]
+
+    def clean(self):
+        cleaned = super().clean()
+        problems = services.signature_problems(
+            pattern=cleaned.get("pattern", ""), examples=cleaned.get("examples", "")
+        )
+        if problems:
+            self.add_error("pattern", problems)
+        return cleaned
+
+
+@admin.register(Signature)
+class SignatureAdmin(SimpleHistoryAdmin):
+    form = SignatureAdminForm
+    list_display = ["pattern", "incident", "enabled", "hit_count", "last_hit_at"]
+    list_filter = ["enabled"]
+    search_fields = ["pattern", "incident__slug"]
+    raw_id_fields = ["incident"]
+
+
+@admin.register(Recurrence)
+class RecurrenceAdmin(admin.ModelAdmin):
+    list_display = ["incident", "occurred_on", "reported_by"]
+    raw_id_fields = ["incident", "reported_by"]

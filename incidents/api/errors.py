@@ -1,0 +1,43 @@
+"""One error body for every API failure:
+{"error": {"status": 400, "code": "invalid", "message": "…", "fields": {"stage": ["…"]}}}."""
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
+from rest_framework import exceptions
+from rest_framework.views import exception_handler as drf_exception_handler
+
+
+def exception_handler(exc, context):
+    if isinstance(exc, DjangoValidationError):
+        detail = (
+            exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
+        )
+        exc = exceptions.ValidationError(detail)
+    elif isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied(str(exc) or None)
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    codes = exc.get_codes() if isinstance(exc, exceptions.APIException) else "error"
+    fields = {}
+    if isinstance(response.data, dict) and "detail" not in response.data:
+        fields = response.data
+        message = "Some fields are not valid." if fields else "Invalid input."
+        code = "invalid"
+    elif isinstance(response.data, list):
+        message, code = " ".join(str(item) for item in response.data), "invalid"
+    else:
+        message = str(response.data.get("detail", ""))
+        code = codes if isinstance(codes, str) else "error"
+    response.data = {
+        "error": {
+            "status": response.status_code,
+            "code": code,
+            "message": message,
+            "fields": fields,
+        }
+    }
+    return response

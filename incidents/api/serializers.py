@@ -1,0 +1,199 @@
+from django.urls import reverse
+from rest_framework import serializers
+
+from incidents.models import Analysis, Feedback, Incident, KnowledgeGap, Recurrence, Signature
+
+
+class TagNamesField(serializers.ListField):
+    child = serializers.CharField(max_length=40)
+
+    def to_representation(self, value):
+        return [tag.name for tag in value.all()]
+
+
+class IncidentSerializer(serializers.ModelSerializer):
+    tags = TagNamesField(required=False, max_length=12)
+    reporter = serializers.CharField(source="reporter.username", read_only=True, default=None)
+    slug = serializers.SlugField(max_length=80, required=False)
+    url = serializers.HyperlinkedIdentityField(
+        view_name="incidents-api:incident-detail", lookup_field="slug"
+    )
+
+    class Meta:
+        model = Incident
+        fields = [
+            "url",
+            "slug",
+            "title",
+            "symptom",
+            "root_cause",
+            "remedy",
+            "discipline",
+            "prevention",
+            "stage",
+            "severity",
+            "environment",
+            "tags",
+            "occurred_on",
+            "resolved_on",
+            "reporter",
+            "language",
+            "translations",
+            "recurrence_count",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = [
+            "language",
+            "translations",
+            "recurrence_count",
+            "created_at",
+            "updated_at",
+        ]
+
+    def validate_slug(self, value):
+        if self.instance is not None and value != self.instance.slug:
+            raise serializers.ValidationError("The slug of an incident cannot change.")
+        if self.instance is None and Incident.objects.filter(slug=value).exists():
+            raise serializers.ValidationError(
+                f"An incident with the slug “{value}” already exists."
+            )
+        return value
+
+    def validate_root_cause(self, value):
+        if "\n" in value.strip():
+            raise serializers.ValidationError("Keep the root cause to one sentence on one line.")
+        return value.strip()
+
+    def validate(self, attrs):
+        occurred = attrs.get("occurred_on", getattr(self.instance, "occurred_on", None))
+        resolved = attrs.get("resolved_on", getattr(self.instance, "resolved_on", None))
+        if occurred and resolved and resolved < occurred:
+            raise serializers.ValidationError(
+                {"resolved_on": ["The resolved date cannot be before it occurred."]}
+            )
+        return attrs
+
+
+class SignatureSerializer(serializers.ModelSerializer):
+    incident = serializers.SlugRelatedField(slug_field="slug", queryset=Incident.objects.all())
+    author = serializers.CharField(source="author.username", read_only=True, default=None)
+
+    class Meta:
+        model = Signature
+        fields = [
+            "id",
+            "incident",
+            "pattern",
+            "note",
+            "examples",
+            "enabled",
+            "author",
+            "hit_count",
+            "last_hit_at",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = ["hit_count", "last_hit_at", "created_at", "updated_at"]
+
+
+class RecurrenceSerializer(serializers.ModelSerializer):
+    incident = serializers.SlugRelatedField(slug_field="slug", queryset=Incident.objects.all())
+    reported_by = serializers.CharField(source="reported_by.username", read_only=True, default=None)
+
+    class Meta:
+        model = Recurrence
+        fields = ["id", "incident", "occurred_on", "reported_by", "note", "created_at"]
+        read_only_fields = ["created_at"]
+
+
+class AnalysisInputSerializer(serializers.Serializer):
+    log = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    file = serializers.FileField(required=False)
+    log_path = serializers.CharField(required=False, allow_blank=True, max_length=500)
+
+    def validate(self, attrs):
+        if not attrs.get("file") and not (attrs.get("log") or "").strip():
+            raise serializers.ValidationError({"log": ["Send a log tail in `log` or a `file`."]})
+        return attrs
+
+
+class AnalysisSuggestionSerializer(serializers.Serializer):
+    slug = serializers.CharField(source="incident.slug")
+    title = serializers.CharField(source="incident.title")
+    score = serializers.FloatField()
+    confident = serializers.BooleanField()
+    evidence = serializers.JSONField()
+    why = serializers.CharField()
+    root_cause = serializers.CharField(source="incident.root_cause")
+    remedy = serializers.CharField(source="incident.remedy")
+    discipline = serializers.CharField(source="incident.discipline")
+    url = serializers.SerializerMethodField()
+
+    def get_url(self, suggestion) -> str:
+        return self.context["request"].build_absolute_uri(suggestion.incident.get_absolute_url())
+
+
+class AnalysisSerializer(serializers.ModelSerializer):
+    url = serializers.HyperlinkedIdentityField(view_name="incidents-api:analysis-detail")
+    page = serializers.SerializerMethodField()
+    suggestions = AnalysisSuggestionSerializer(many=True, read_only=True)
+    submitted_by = serializers.CharField(
+        source="submitted_by.username", read_only=True, default=None
+    )
+
+    class Meta:
+        model = Analysis
+        fields = [
+            "id",
+            "url",
+            "page",
+            "status",
+            "source",
+            "submitted_by",
+            "log_path",
+            "size_bytes",
+            "redactions",
+            "stage",
+            "confident",
+            "error",
+            "created_at",
+            "finished_at",
+            "suggestions",
+            "report",
+        ]
+        read_only_fields = fields
+
+    def get_page(self, analysis) -> str:
+        return self.context["request"].build_absolute_uri(analysis.get_absolute_url())
+
+
+class FeedbackInputSerializer(serializers.Serializer):
+    incident = serializers.SlugRelatedField(slug_field="slug", queryset=Incident.objects.all())
+    verdict = serializers.ChoiceField(choices=Feedback.Verdict.choices)
+
+
+class KnowledgeGapSerializer(serializers.ModelSerializer):
+    incident = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    draft = serializers.SerializerMethodField()
+
+    class Meta:
+        model = KnowledgeGap
+        fields = [
+            "id",
+            "key_template",
+            "example_line",
+            "stage",
+            "analysis_count",
+            "first_seen",
+            "last_seen",
+            "incident",
+            "explained_at",
+            "draft",
+        ]
+        read_only_fields = fields
+
+    def get_draft(self, gap) -> str:
+        return self.context["request"].build_absolute_uri(
+            reverse("incidents:gap-draft", args=[gap.pk])
+        )

@@ -1,0 +1,184 @@
+from django.conf import settings
+from django.db.models import Prefetch
+from django.utils.translation import get_language
+from django_filters import rest_framework as filters
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+
+from incidents import services
+from incidents.api.permissions import IncidentPermission, LeadWritesPermission
+from incidents.api.serializers import (
+    AnalysisInputSerializer,
+    AnalysisSerializer,
+    FeedbackInputSerializer,
+    IncidentSerializer,
+    KnowledgeGapSerializer,
+    RecurrenceSerializer,
+    SignatureSerializer,
+)
+from incidents.filters import IncidentFilterSet
+from incidents.logmatch import InputTooLarge
+from incidents.models import (
+    Analysis,
+    AnalysisSuggestion,
+    Incident,
+    KnowledgeGap,
+    Recurrence,
+    Signature,
+)
+
+
+class IncidentViewSet(viewsets.ModelViewSet):
+    queryset = Incident.objects.for_list().order_by("-updated_at", "-id")
+    serializer_class = IncidentSerializer
+    permission_classes = [IncidentPermission]
+    filterset_class = IncidentFilterSet
+    lookup_field = "slug"
+    ordering_fields = ["updated_at", "occurred_on", "recurrence_count", "title"]
+
+    def perform_create(self, serializer):
+        data = dict(serializer.validated_data)
+        tags = data.pop("tags", [])
+        slug = data.pop("slug", "") or services.incident_new_slug(data["title"])
+        serializer.instance = services.incident_create(
+            data=data, reporter=self.request.user, language=get_language(), slug=slug, tags=tags
+        )
+
+    def perform_update(self, serializer):
+        data = dict(serializer.validated_data)
+        data.pop("slug", None)
+        tags = data.pop("tags", None)
+        serializer.instance = services.incident_update(
+            incident=serializer.instance, data=data, tags=tags, actor=self.request.user
+        )
+
+
+class SignatureFilterSet(filters.FilterSet):
+    incident = filters.CharFilter(field_name="incident__slug")
+
+    class Meta:
+        model = Signature
+        fields = ["incident", "enabled"]
+
+
+class SignatureViewSet(viewsets.ModelViewSet):
+    queryset = Signature.objects.select_related("incident", "author")
+    serializer_class = SignatureSerializer
+    permission_classes = [LeadWritesPermission]
+    filterset_class = SignatureFilterSet
+    ordering_fields = ["id", "hit_count", "last_hit_at"]
+
+    def perform_create(self, serializer):
+        serializer.instance = services.signature_create(
+            **serializer.validated_data, author=self.request.user
+        )
+
+    def perform_update(self, serializer):
+        serializer.instance = services.signature_update(
+            signature=serializer.instance, data=serializer.validated_data, actor=self.request.user
+        )
+
+
+class RecurrenceFilterSet(filters.FilterSet):
+    incident = filters.CharFilter(field_name="incident__slug")
+
+    class Meta:
+        model = Recurrence
+        fields = ["incident"]
+
+
+class RecurrenceViewSet(
+    mixins.CreateModelMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet,
+):
+    queryset = Recurrence.objects.select_related("incident", "reported_by")
+    serializer_class = RecurrenceSerializer
+    filterset_class = RecurrenceFilterSet
+    ordering_fields = ["occurred_on", "id"]
+
+    def perform_create(self, serializer):
+        data = serializer.validated_data
+        serializer.instance = services.incident_record_recurrence(
+            incident=data["incident"],
+            reported_by=self.request.user,
+            occurred_on=data.get("occurred_on"),
+            note=data.get("note", ""),
+        )
+
+
+class AnalysisViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Submit a log tail (202, then poll its URL) and read the reports."""
+
+    serializer_class = AnalysisSerializer
+    ordering_fields = ["created_at", "id"]
+    filterset_fields = ["status", "stage", "confident"]
+    throttle_scope = "analyses"
+
+    def get_queryset(self):
+        return Analysis.objects.prefetch_related(
+            Prefetch("suggestions", AnalysisSuggestion.objects.select_related("incident"))
+        ).select_related("submitted_by")
+
+    def get_throttles(self):
+        if self.action == "create":
+            return [ScopedRateThrottle()]
+        return super().get_throttles()
+
+    @extend_schema(request=AnalysisInputSerializer, responses={202: AnalysisSerializer})
+    def create(self, request):
+        incoming = AnalysisInputSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        data = incoming.validated_data
+        upload = data.get("file")
+        if upload is not None and upload.size > settings.ANALYSIS_MAX_BYTES:
+            raise ValidationError(
+                {"file": [str(InputTooLarge(upload.size, settings.ANALYSIS_MAX_BYTES))]}
+            )
+        try:
+            analysis = services.analysis_request(
+                data=upload.read() if upload is not None else data["log"],
+                user=request.user,
+                log_path=data.get("log_path", ""),
+                source=Analysis.Source.API,
+            )
+        except services.AnalysisRefused as refused:
+            raise ValidationError({"log": [str(refused)]}) from refused
+        body = AnalysisSerializer(analysis, context={"request": request}).data
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
+
+    @extend_schema(request=FeedbackInputSerializer, responses={200: AnalysisSerializer})
+    @action(detail=True, methods=["post"])
+    def feedback(self, request, pk=None):
+        analysis = self.get_object()
+        incoming = FeedbackInputSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        incident = incoming.validated_data["incident"]
+        if (
+            analysis.status != Analysis.Status.DONE
+            or not analysis.suggestions.filter(incident=incident).exists()
+        ):
+            raise ValidationError(
+                {"incident": ["That incident was not suggested for this analysis."]}
+            )
+        services.analysis_feedback(
+            analysis=analysis,
+            incident=incident,
+            user=request.user,
+            verdict=incoming.validated_data["verdict"],
+        )
+        return Response(AnalysisSerializer(self.get_object(), context={"request": request}).data)
+
+
+class KnowledgeGapViewSet(viewsets.ReadOnlyModelViewSet):
+    queryset = KnowledgeGap.objects.select_related("incident").order_by(
+        "-analysis_count", "-last_seen"
+    )
+    serializer_class = KnowledgeGapSerializer
+    filterset_fields = ["stage"]
+    ordering_fields = ["analysis_count", "last_seen"]

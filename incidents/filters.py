@@ -1,0 +1,45 @@
+"""Filters of the incident list, shared by the page and the API."""
+
+import django_filters
+from django.utils.translation import gettext_lazy as _
+
+from incidents.models import Discipline, Incident, Severity, Stage
+
+
+class IncidentFilterSet(django_filters.FilterSet):
+    q = django_filters.CharFilter(method="filter_q", label=_("Search"), max_length=200)
+    stage = django_filters.ChoiceFilter(choices=Stage.choices, label=_("Stage"))
+    discipline = django_filters.ChoiceFilter(choices=Discipline.choices, label=_("Discipline"))
+    severity = django_filters.ChoiceFilter(choices=Severity.choices, label=_("Severity"))
+    tag = django_filters.CharFilter(field_name="tags__name", label=_("Tag"), max_length=40)
+    reporter = django_filters.CharFilter(
+        field_name="reporter__username", label=_("Reporter"), max_length=150
+    )
+    occurred_after = django_filters.DateFilter(
+        field_name="occurred_on", lookup_expr="gte", label=_("Occurred from")
+    )
+    occurred_before = django_filters.DateFilter(
+        field_name="occurred_on", lookup_expr="lte", label=_("Occurred until")
+    )
+    sort = django_filters.OrderingFilter(
+        fields=(
+            ("updated_at", "updated"),
+            ("occurred_on", "occurred"),
+            ("recurrence_count", "recurrences"),
+            ("title", "title"),
+        ),
+        field_labels={
+            "updated_at": _("Last updated"),
+            "occurred_on": _("Occurred"),
+            "recurrence_count": _("Recurrences"),
+            "title": _("Title"),
+        },
+        label=_("Sort"),
+    )
+
+    class Meta:
+        model = Incident
+        fields = []
+
+    def filter_q(self, queryset, name, value):
+        return queryset.search(value)

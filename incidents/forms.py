@@ -1,0 +1,172 @@
+from __future__ import annotations
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from incidents.models import Feedback, Incident, Recurrence, Signature
+from incidents.services import incident_new_slug
+
+# Inline help from the handbook's incident-book format: four columns, one line each.
+HELP = {
+    "symptom": _(
+        "Quote the log line verbatim (one line is best; a few at most). "
+        "It becomes a signature at once, so the next identical failure is recognised."
+    ),
+    "root_cause": _("One sentence that explains why it happened, not what the log said."),
+    "remedy": _("Down to the command or parameter: what exactly to run or change."),
+    "discipline": _(
+        "Which of the four prevention disciplines would have stopped it: version lock, "
+        "validate first, tiny-sample trial run, artifact reconciliation."
+    ),
+    "prevention": _("How the discipline applies here, so the same gap does not open again."),
+    "stage": _("Where the pipeline broke: build, data, train or serve."),
+    "environment": _("Hardware, driver and framework versions where it happened."),
+    "tags": _("Comma-separated, e.g. nccl, ascend, 显存."),
+    "slug": _("Stable identifier used in links, the API and the CLI. Leave empty to derive it."),
+}
+
+MAX_TAGS = 12
+
+
+class DateInput(forms.DateInput):
+    input_type = "date"
+
+
+class IncidentForm(forms.ModelForm):
+    tags = forms.CharField(label=_("Tags"), required=False, max_length=400, help_text=HELP["tags"])
+    slug = forms.SlugField(label=_("Slug"), required=False, max_length=80, help_text=HELP["slug"])
+
+    class Meta:
+        model = Incident
+        fields = [
+            "title",
+            "symptom",
+            "root_cause",
+            "remedy",
+            "discipline",
+            "prevention",
+            "stage",
+            "severity",
+            "environment",
+            "occurred_on",
+            "resolved_on",
+        ]
+        widgets = {
+            "symptom": forms.Textarea(attrs={"rows": 3, "class": "mono"}),
+            "remedy": forms.Textarea(attrs={"rows": 4, "class": "mono"}),
+            "prevention": forms.Textarea(attrs={"rows": 2}),
+            "environment": forms.Textarea(attrs={"rows": 2}),
+            "occurred_on": DateInput(),
+            "resolved_on": DateInput(),
+        }
+        help_texts = {name: HELP[name] for name in HELP if name not in ("tags", "slug")}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            del self.fields["slug"]
+            self.initial["tags"] = ", ".join(tag.name for tag in self.instance.tags.all())
+        self.fields["root_cause"].widget = forms.TextInput()
+
+    def clean_root_cause(self) -> str:
+        value = self.cleaned_data["root_cause"].strip()
+        if "\n" in value:
+            raise forms.ValidationError(_("Keep the root cause to one sentence on one line."))
+        return value
+
+    def clean_tags(self) -> list[str]:
+        names = [name.strip().lower() for name in self.cleaned_data["tags"].split(",")]
+        names = [name for name in names if name]
+        if len(names) > MAX_TAGS:
+            raise forms.ValidationError(_("At most %(n)d tags.") % {"n": MAX_TAGS})
+        too_long = [name for name in names if len(name) > 40]
+        if too_long:
+            raise forms.ValidationError(
+                _("Tags are at most 40 characters: %(tags)s") % {"tags": ", ".join(too_long)}
+            )
+        return names
+
+    def clean_slug(self) -> str:
+        slug = self.cleaned_data.get("slug", "")
+        if slug and Incident.objects.filter(slug=slug).exists():
+            raise forms.ValidationError(
+                _("An incident with the slug “%(slug)s” already exists.") % {"slug": slug}
+            )
+        return slug
+
+    def clean(self):
+        cleaned = super().clean()
+        occurred, resolved = cleaned.get("occurred_on"), cleaned.get("resolved_on")
+        if occurred and resolved and resolved < occurred:
+            self.add_error("resolved_on", _("The resolved date cannot be before it occurred."))
+        return cleaned
+
+    def derived_slug(self) -> str:
+        """The slug asked for, or one made from the title that no incident has yet."""
+        return self.cleaned_data.get("slug") or incident_new_slug(self.cleaned_data["title"])
+
+
+class RecurrenceForm(forms.ModelForm):
+    class Meta:
+        model = Recurrence
+        fields = ["occurred_on", "note"]
+        widgets = {"occurred_on": DateInput(), "note": forms.Textarea(attrs={"rows": 2})}
+
+
+class SignatureForm(forms.ModelForm):
+    class Meta:
+        model = Signature
+        fields = ["pattern", "note", "examples", "enabled"]
+        widgets = {
+            "pattern": forms.TextInput(attrs={"class": "mono"}),
+            "examples": forms.Textarea(attrs={"rows": 4, "class": "mono"}),
+        }
+
+
+class AnalysisForm(forms.Form):
+    log = forms.CharField(
+        label=_("Log tail"),
+        required=False,
+        widget=forms.Textarea(
+            attrs={
+                "rows": 14,
+                "class": "mono",
+                "placeholder": _("Paste the last lines of the failing job's log"),
+            }
+        ),
+    )
+    file = forms.FileField(label=_("…or upload a log file"), required=False)
+    log_path = forms.CharField(
+        label=_("Log path (optional)"),
+        required=False,
+        max_length=500,
+        help_text=_("e.g. exp/tri3/log/align.1.log — the path tells which stage broke."),
+    )
+
+    def __init__(self, *args, max_bytes: int, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.max_bytes = max_bytes
+
+    def clean(self):
+        cleaned = super().clean()
+        upload, text = cleaned.get("file"), cleaned.get("log", "")
+        if upload is not None:
+            if upload.size > self.max_bytes:
+                raise forms.ValidationError(
+                    _(
+                        "The file is %(size)s bytes; the limit is %(limit)s bytes. "
+                        "Upload the last lines only."
+                    )
+                    % {"size": f"{upload.size:,}", "limit": f"{self.max_bytes:,}"}
+                )
+            cleaned["data"] = upload.read()
+        elif text.strip():
+            cleaned["data"] = text
+        else:
+            raise forms.ValidationError(_("Paste a log tail or choose a file."))
+        return cleaned
+
+
+class FeedbackForm(forms.Form):
+    incident = forms.SlugField(max_length=80)
+    verdict = forms.ChoiceField(choices=Feedback.Verdict.choices)

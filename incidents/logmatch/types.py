@@ -1,0 +1,121 @@
+"""The plain data that crosses the boundary between the engine and the rest of the product.
+
+Everything here is a frozen dataclass or an exception: Django builds the inputs from its
+models, the engine returns a Report, and nobody on either side shares mutable state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Level(StrEnum):
+    INFO = "INFO"
+    WARNING = "WARNING"
+    ERROR = "ERROR"
+
+
+class InputError(ValueError):
+    """Input the engine refuses, with a message meant for the person who pasted it."""
+
+
+class InputTooLarge(InputError):
+    def __init__(self, size: int, limit: int):
+        self.size, self.limit = size, limit
+        super().__init__(
+            f"The log is {size:,} bytes; the limit is {limit:,} bytes. Paste the last lines only."
+        )
+
+
+class EmptyInput(InputError):
+    def __init__(self) -> None:
+        super().__init__("The log is empty: paste at least one line.")
+
+
+class BinaryInput(InputError):
+    def __init__(self) -> None:
+        super().__init__("This looks like a binary file, not a text log.")
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_bytes: int = 2 * 1024 * 1024  # whole input
+    max_line_chars: int = 4096  # longer lines are cut (and counted)
+    flood_count: int = 20  # a warning template seen this often is a flood
+    top: int = 5  # suggestions returned
+
+
+@dataclass(frozen=True)
+class IncidentSpec:
+    """One incident of the knowledge base, as the engine needs it."""
+
+    slug: str
+    title: str
+    stage: str | None  # build / data / train / serve
+    symptom: str  # verbatim log line(s); each line also acts as a signature, masked
+    description: str = ""  # free text (root cause, remedy, tags, other language) for similarity
+
+
+@dataclass(frozen=True)
+class SignatureSpec:
+    key: str  # stable id the caller understands, e.g. "42" (the database id)
+    slug: str  # the incident it points to
+    pattern: str  # RE2 syntax
+
+
+@dataclass(frozen=True)
+class Line:
+    number: int  # 1-based, in the input as read
+    text: str
+
+
+@dataclass(frozen=True)
+class Group:
+    template: str  # variable tokens masked as <*>
+    level: Level
+    count: int
+    first_line: int
+    last_line: int
+    example: str  # the first line of the group, verbatim
+    flood: bool = False
+
+
+@dataclass(frozen=True)
+class Evidence:
+    line: int
+    text: str
+    signature: str | None = None  # SignatureSpec.key, or None for symptom/similarity evidence
+    kind: str = "signature"  # signature | symptom | similar
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    slug: str
+    title: str
+    score: float  # 0..1
+    confident: bool
+    evidence: tuple[Evidence, ...]
+    why: str = ""  # why it beats the runner-up, in one sentence
+
+
+@dataclass(frozen=True)
+class Report:
+    stage: str | None
+    stage_reason: str
+    levels: dict[str, int]
+    groups: tuple[Group, ...]
+    line_groups: tuple[int, ...]  # index into groups for every input line
+    errors: tuple[Line, ...]  # ERROR lines, in order (capped)
+    suggestions: tuple[Suggestion, ...]
+    key_line: Line | None  # the line that best explains the failure (for gaps)
+    key_template: str  # its template: how unexplained tails are grouped
+    line_count: int
+    invalid_bytes: int = 0
+    cut_lines: int = 0
+    redactions: int = 0
+    extra: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def confident(self) -> bool:
+        return bool(self.suggestions) and self.suggestions[0].confident

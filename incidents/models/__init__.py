@@ -1,0 +1,28 @@
+from incidents.models.analysis import Analysis, AnalysisSuggestion, Feedback, KnowledgeGap
+from incidents.models.incident import (
+    TEXT_FIELDS,
+    Discipline,
+    Incident,
+    IncidentText,
+    Recurrence,
+    Severity,
+    Signature,
+    Stage,
+    Tag,
+)
+
+__all__ = [
+    "TEXT_FIELDS",
+    "Analysis",
+    "AnalysisSuggestion",
+    "Discipline",
+    "Feedback",
+    "Incident",
+    "IncidentText",
+    "KnowledgeGap",
+    "Recurrence",
+    "Severity",
+    "Signature",
+    "Stage",
+    "Tag",
+]

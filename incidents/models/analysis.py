@@ -1,0 +1,139 @@
+"""Log analyses, the suggestions they produced, people's feedback, and knowledge gaps."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from incidents.models.incident import Incident, Recurrence
+
+
+class KnowledgeGap(models.Model):
+    """Unexplained tails that share a key template: something the book does not know yet."""
+
+    key_hash = models.CharField(max_length=64, unique=True)
+    key_template = models.TextField(_("key template"))
+    example_line = models.TextField(_("example line"))
+    stage = models.CharField(_("stage"), max_length=10, blank=True)
+    analysis_count = models.PositiveIntegerField(_("tails"), default=0)
+    first_seen = models.DateTimeField(_("first seen"), default=timezone.now)
+    last_seen = models.DateTimeField(_("last seen"), default=timezone.now, db_index=True)
+    # Set when a later analysis of the same template is explained, or an incident is filed from it.
+    incident = models.ForeignKey(
+        Incident, on_delete=models.SET_NULL, null=True, blank=True, related_name="gaps"
+    )
+    explained_at = models.DateTimeField(_("explained"), null=True, blank=True)
+
+    class Meta:
+        ordering = ["-last_seen", "-id"]
+        verbose_name = _("knowledge gap")
+        verbose_name_plural = _("knowledge gaps")
+
+    def __str__(self) -> str:
+        return self.key_template[:80]
+
+
+class Analysis(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Running")
+        DONE = "done", _("Done")
+        FAILED = "failed", _("Failed")
+
+    class Source(models.TextChoices):
+        WEB = "web", _("Browser")
+        API = "api", _("API")
+        CLI = "cli", _("Command line")
+
+    status = models.CharField(_("status"), max_length=10, choices=Status, default=Status.QUEUED)
+    source = models.CharField(_("source"), max_length=10, choices=Source, default=Source.WEB)
+    submitted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("submitted by"),
+        on_delete=models.SET_NULL,
+        null=True,
+        related_name="analyses",
+    )
+    log_path = models.CharField(_("log path"), max_length=500, blank=True)
+    text = models.TextField(_("log tail"))  # already redacted
+    size_bytes = models.PositiveIntegerField(default=0)
+    redactions = models.PositiveIntegerField(_("secrets redacted"), default=0)
+    report = models.JSONField(null=True, blank=True)
+    stage = models.CharField(_("stage"), max_length=10, blank=True)
+    confident = models.BooleanField(_("explained"), default=False)
+    top_incident = models.ForeignKey(
+        Incident, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    key_template = models.TextField(blank=True)
+    gap = models.ForeignKey(
+        KnowledgeGap, on_delete=models.SET_NULL, null=True, blank=True, related_name="analyses"
+    )
+    error = models.TextField(blank=True)
+    # Each claim by a worker increments it; only the latest claimant may store its result.
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    queued_at = models.DateTimeField(default=timezone.now)  # last handed to the broker
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = _("analysis")
+        verbose_name_plural = _("analyses")
+        indexes = [models.Index(fields=["status", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"analysis {self.pk} ({self.status})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("incidents:analysis-detail", kwargs={"pk": self.pk})
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+
+class AnalysisSuggestion(models.Model):
+    analysis = models.ForeignKey(Analysis, on_delete=models.CASCADE, related_name="suggestions")
+    incident = models.ForeignKey(Incident, on_delete=models.CASCADE, related_name="+")
+    rank = models.PositiveSmallIntegerField()
+    score = models.FloatField()
+    confident = models.BooleanField(default=False)
+    evidence = models.JSONField(default=list)
+    why = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["analysis_id", "rank"]
+        constraints = [
+            models.UniqueConstraint(fields=["analysis", "incident"], name="suggestion_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rank}. {self.incident_id} ({self.score:.2f})"
+
+
+class Feedback(models.Model):
+    class Verdict(models.TextChoices):
+        FIXED = "fixed", _("This fixed it")
+        NOT_IT = "not-it", _("Not it")
+
+    analysis = models.ForeignKey(Analysis, on_delete=models.CASCADE, related_name="feedback")
+    incident = models.ForeignKey(Incident, on_delete=models.CASCADE, related_name="feedback")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    verdict = models.CharField(max_length=10, choices=Verdict)
+    key_template = models.TextField(blank=True)
+    recurrence = models.ForeignKey(Recurrence, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["analysis", "incident", "user"], name="feedback_once_per_user"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.verdict} on analysis {self.analysis_id}"

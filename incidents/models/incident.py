@@ -1,0 +1,233 @@
+"""The incident book: incidents in four columns, their signatures and recurrences."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.validators import MaxLengthValidator
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+from simple_history.models import HistoricalRecords
+
+from incidents.querysets import IncidentQuerySet, SignatureQuerySet
+
+
+class Stage(models.TextChoices):
+    BUILD = "build", _("Build")
+    DATA = "data", _("Data")
+    TRAIN = "train", _("Train")
+    SERVE = "serve", _("Serve")
+
+
+class Discipline(models.TextChoices):
+    VERSION_LOCK = "version-lock", _("Version lock")
+    VALIDATE_FIRST = "validate-first", _("Validate first")
+    TINY_SAMPLE = "tiny-sample", _("Tiny-sample trial run")
+    RECONCILE = "reconcile", _("Artifact reconciliation")
+
+
+class Severity(models.TextChoices):
+    LOW = "low", _("Low")
+    MEDIUM = "medium", _("Medium")
+    HIGH = "high", _("High")
+    CRITICAL = "critical", _("Critical")
+
+
+# The text columns that exist in every language an incident is shown in.
+TEXT_FIELDS = ("title", "symptom", "root_cause", "remedy", "prevention", "environment")
+
+
+@dataclass(frozen=True)
+class IncidentText:
+    title: str
+    symptom: str
+    root_cause: str
+    remedy: str
+    prevention: str
+    environment: str
+    language: str
+    translated: bool
+
+
+class Tag(models.Model):
+    name = models.CharField(_("name"), max_length=40, unique=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("tag")
+        verbose_name_plural = _("tags")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Incident(models.Model):
+    slug = models.SlugField(_("slug"), max_length=80, unique=True)
+    title = models.CharField(_("title"), max_length=200)
+    symptom = models.TextField(_("symptom"), max_length=4000, validators=[MaxLengthValidator(4000)])
+    root_cause = models.CharField(_("root cause"), max_length=500)
+    remedy = models.TextField(_("remedy"), max_length=4000, validators=[MaxLengthValidator(4000)])
+    discipline = models.CharField(_("prevention discipline"), max_length=20, choices=Discipline)
+    prevention = models.TextField(
+        _("prevention note"), max_length=2000, blank=True, validators=[MaxLengthValidator(2000)]
+    )
+    stage = models.CharField(_("stage"), max_length=10, choices=Stage)
+    severity = models.CharField(
+        _("severity"), max_length=10, choices=Severity, default=Severity.MEDIUM
+    )
+    environment = models.TextField(
+        _("environment"), max_length=2000, blank=True, validators=[MaxLengthValidator(2000)]
+    )
+    tags = models.ManyToManyField(Tag, blank=True, related_name="incidents", verbose_name=_("tags"))
+    # The tag names as one line, so that the edit history records tag changes with the rest.
+    tag_list = models.CharField(_("tags"), max_length=600, blank=True)
+    occurred_on = models.DateField(_("occurred on"), null=True, blank=True)
+    resolved_on = models.DateField(_("resolved on"), null=True, blank=True)
+    reporter = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("reporter"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="reported_incidents",
+    )
+    # The language the text columns are written in, and the same columns in other
+    # languages ({"zh-hans": {"title": …, …}}) for incidents shipped with the product.
+    language = models.CharField(_("language"), max_length=10, choices=settings.LANGUAGES)
+    translations = models.JSONField(default=dict, blank=True, editable=False)
+    recurrence_count = models.PositiveIntegerField(_("recurrences"), default=0, editable=False)
+    search_document = models.TextField(blank=True, editable=False)
+    # Digest of the catalog text this incident was last seeded with; "" once a person edits it.
+    catalog_digest = models.CharField(max_length=64, blank=True, editable=False)
+    created_at = models.DateTimeField(_("created"), default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    history = HistoricalRecords(
+        excluded_fields=["search_document", "recurrence_count", "updated_at"]
+    )
+    objects = IncidentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+        verbose_name = _("incident")
+        verbose_name_plural = _("incidents")
+        indexes = [
+            models.Index(fields=["stage", "-updated_at"]),
+            models.Index(fields=["discipline", "-updated_at"]),
+            models.Index(fields=["severity", "-updated_at"]),
+            models.Index(fields=["-updated_at", "-id"]),
+            models.Index(fields=["-occurred_on", "-id"]),
+            models.Index(fields=["-recurrence_count", "-id"]),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(resolved_on__isnull=True)
+                | models.Q(occurred_on__isnull=True)
+                | models.Q(resolved_on__gte=models.F("occurred_on")),
+                name="incident_resolved_after_occurred",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+    def get_absolute_url(self) -> str:
+        return reverse("incidents:incident-detail", kwargs={"slug": self.slug})
+
+    def text(self, language: str) -> IncidentText:
+        """The text columns in `language` when a translation exists, else as written."""
+        other = self.translations.get(language) if language != self.language else None
+        source = other or {name: getattr(self, name) for name in TEXT_FIELDS}
+        return IncidentText(
+            **{name: source.get(name, "") for name in TEXT_FIELDS},
+            language=language if other else self.language,
+            translated=bool(other),
+        )
+
+    def build_search_document(self, tag_names: list[str]) -> str:
+        parts = [self.slug, *(getattr(self, name) for name in TEXT_FIELDS), *tag_names]
+        for text in self.translations.values():
+            parts.extend(text.get(name, "") for name in TEXT_FIELDS)
+        return "\n".join(part for part in parts if part).lower()
+
+
+class Signature(models.Model):
+    incident = models.ForeignKey(
+        Incident, on_delete=models.CASCADE, related_name="signatures", verbose_name=_("incident")
+    )
+    pattern = models.CharField(_("expression (RE2)"), max_length=1000)
+    note = models.CharField(_("note"), max_length=300, blank=True)
+    examples = models.TextField(
+        _("example lines"),
+        max_length=8000,
+        blank=True,
+        validators=[MaxLengthValidator(8000)],
+        help_text=_("One log line per line; the expression must match at least one."),
+    )
+    enabled = models.BooleanField(_("enabled"), default=True)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("author"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="signatures",
+    )
+    # "<slug>:<key>" for signatures shipped with the product, so reseeding finds them again.
+    catalog_key = models.CharField(max_length=120, blank=True, editable=False)
+    hit_count = models.PositiveIntegerField(_("hits"), default=0, editable=False)
+    last_hit_at = models.DateTimeField(_("last hit"), null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    history = HistoricalRecords(excluded_fields=["hit_count", "last_hit_at", "updated_at"])
+    objects = SignatureQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["incident_id", "id"]
+        verbose_name = _("signature")
+        verbose_name_plural = _("signatures")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["catalog_key"],
+                condition=~models.Q(catalog_key=""),
+                name="signature_unique_catalog_key",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.pattern
+
+    @property
+    def example_lines(self) -> list[str]:
+        return [line for line in self.examples.splitlines() if line.strip()]
+
+
+class Recurrence(models.Model):
+    incident = models.ForeignKey(
+        Incident, on_delete=models.CASCADE, related_name="recurrences", verbose_name=_("incident")
+    )
+    occurred_on = models.DateField(_("date"), default=timezone.localdate)
+    reported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("reported by"),
+        on_delete=models.SET_NULL,
+        null=True,
+        related_name="recurrences",
+    )
+    note = models.TextField(
+        _("note"), max_length=2000, blank=True, validators=[MaxLengthValidator(2000)]
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-occurred_on", "-id"]
+        verbose_name = _("recurrence")
+        verbose_name_plural = _("recurrences")
+        indexes = [models.Index(fields=["occurred_on"])]
+
+    def __str__(self) -> str:
+        return f"{self.incident.slug} @ {self.occurred_on}"

@@ -1,0 +1,221 @@
+"""Reads of the incident book, named for the pages and endpoints that use them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import re2
+from django.db.models import QuerySet
+from django.utils.translation import get_language
+
+from incidents import logmatch
+from incidents.knowledge import knowledge_index
+from incidents.logmatch.signatures import compile_error, re2_options
+from incidents.models import Analysis, Feedback, Incident, KnowledgeGap, Recurrence
+
+SIMILAR_MIN_SCORE = 0.15
+HISTORY_FIELDS = [
+    "title",
+    "symptom",
+    "root_cause",
+    "remedy",
+    "discipline",
+    "prevention",
+    "stage",
+    "severity",
+    "environment",
+    "occurred_on",
+    "resolved_on",
+    "tag_list",
+]
+
+
+@dataclass(frozen=True)
+class Change:
+    field: str
+    old: object
+    new: object
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    when: object
+    who: object
+    kind: str  # "+" created, "~" changed, "-" deleted
+    reason: str
+    changes: tuple[Change, ...]
+
+
+def incident_similar(
+    *, text: str, exclude_slug: str | None = None, limit: int = 5
+) -> list[tuple[Incident, float]]:
+    """Incidents whose knowledge matches `text` best: the engine's ranking, confident or not."""
+    try:
+        report = logmatch.analyze(text, knowledge_index())
+    except logmatch.InputError:
+        return []
+    ranked = [
+        (s.slug, s.score)
+        for s in report.suggestions
+        if s.slug != exclude_slug and s.score >= SIMILAR_MIN_SCORE
+    ][:limit]
+    found = Incident.objects.in_bulk([slug for slug, _ in ranked], field_name="slug")
+    return [(found[slug], score) for slug, score in ranked if slug in found]
+
+
+def incident_recurrences(*, incident: Incident) -> QuerySet[Recurrence]:
+    return incident.recurrences.select_related("reported_by")
+
+
+def incident_history(*, incident: Incident, limit: int = 30) -> list[HistoryEntry]:
+    """Who changed what and when, newest first, from the history records."""
+    records = list(incident.history.select_related("history_user")[: limit + 1])
+    entries = []
+    for record, previous in zip(records, [*records[1:], None], strict=False):
+        if len(entries) == limit:
+            break
+        changes = ()
+        if previous is not None:
+            delta = record.diff_against(previous, included_fields=HISTORY_FIELDS)
+            changes = tuple(
+                Change(
+                    field=str(Incident._meta.get_field(c.field).verbose_name), old=c.old, new=c.new
+                )
+                for c in delta.changes
+            )
+        entries.append(
+            HistoryEntry(
+                when=record.history_date,
+                who=record.history_user,
+                kind=record.history_type,
+                reason=record.history_change_reason or "",
+                changes=changes,
+            )
+        )
+    return entries
+
+
+CONTEXT_LINES = 2
+MAX_ERROR_LINES = 60
+
+
+@dataclass(frozen=True)
+class ContextLine:
+    number: int
+    text: str
+    evidence: bool
+
+
+@dataclass(frozen=True)
+class SuggestionView:
+    incident: Incident
+    text: object  # IncidentText in the page's language
+    rank: int
+    score: float
+    confident: bool
+    why: str
+    context: tuple[tuple[ContextLine, ...], ...]  # one block of lines around each evidence line
+    verdict: str  # this user's feedback, "" when none
+
+
+def analysis_recent(*, user, limit: int = 10) -> QuerySet[Analysis]:
+    return (
+        Analysis.objects.filter(submitted_by=user)
+        .select_related("top_incident")
+        .only(
+            "pk", "status", "stage", "confident", "created_at", "log_path", "top_incident__title"
+        )[:limit]
+    )
+
+
+def analysis_page(*, analysis: Analysis, user) -> dict:
+    """Everything the analysis page shows: the report, suggestions with evidence in context."""
+    context = {"analysis": analysis, "report": analysis.report or {}}
+    if analysis.status != Analysis.Status.DONE:
+        return context
+    lines = analysis.text.split("\n")
+    verdicts = dict(
+        Feedback.objects.filter(analysis=analysis, user=user).values_list("incident_id", "verdict")
+    )
+    language = get_language()
+    rows = analysis.suggestions.select_related("incident")
+    context["suggestions"] = [
+        SuggestionView(
+            incident=row.incident,
+            text=row.incident.text(language),
+            rank=row.rank,
+            score=row.score,
+            confident=row.confident,
+            why=row.why,
+            context=_evidence_context(lines, [e["line"] for e in row.evidence]),
+            verdict=verdicts.get(row.incident_id, ""),
+        )
+        for row in rows
+    ]
+    report = context["report"]
+    context["errors"] = report.get("errors", [])[-MAX_ERROR_LINES:]
+    context["warnings"] = sorted(
+        (g for g in report.get("groups", []) if g["level"] == "WARNING"),
+        key=lambda g: -g["count"],
+    )
+    return context
+
+
+def _evidence_context(lines: list[str], numbers: list[int]) -> tuple[tuple[ContextLine, ...], ...]:
+    wanted = sorted(set(numbers))
+    blocks = []
+    for number in wanted[:5]:
+        start, end = max(1, number - CONTEXT_LINES), min(len(lines), number + CONTEXT_LINES)
+        blocks.append(
+            tuple(
+                ContextLine(number=n, text=lines[n - 1], evidence=n in wanted)
+                for n in range(start, end + 1)
+            )
+        )
+    return tuple(blocks)
+
+
+def gap_list() -> dict:
+    gaps = KnowledgeGap.objects.select_related("incident")
+    return {
+        "open": gaps.filter(explained_at__isnull=True).order_by("-analysis_count", "-last_seen")[
+            :200
+        ],
+        "explained": gaps.filter(explained_at__isnull=False).order_by("-explained_at")[:50],
+    }
+
+
+@dataclass(frozen=True)
+class SignatureTry:
+    problems: tuple[str, ...]
+    matched: tuple[tuple[int, str], ...]  # (line number, text) of the sample
+    sample_lines: int
+
+
+def signature_try(*, pattern: str, examples: str, sample: str) -> SignatureTry:
+    from incidents.services import signature_problems
+
+    problems = tuple(signature_problems(pattern=pattern, examples=examples)) if pattern else ()
+    lines = sample.splitlines()
+    matched: list[tuple[int, str]] = []
+    if pattern and not compile_error(pattern):
+        regex = re2.compile(pattern, re2_options())
+        matched = [(n, line) for n, line in enumerate(lines, start=1) if regex.search(line)][:200]
+    return SignatureTry(problems=problems, matched=tuple(matched), sample_lines=len(lines))
+
+
+GAP_TAIL_LINES = 40
+
+
+def gap_for_draft(value) -> KnowledgeGap | None:
+    if not str(value or "").isdigit():
+        return None
+    return KnowledgeGap.objects.filter(pk=int(value)).first()
+
+
+def gap_tail(gap: KnowledgeGap | None) -> str:
+    """The last lines of the most recent tail behind a gap, shown while drafting from it."""
+    if gap is None:
+        return ""
+    text = gap.analyses.order_by("-created_at").values_list("text", flat=True).first() or ""
+    return "\n".join(text.split("\n")[-GAP_TAIL_LINES:])

@@ -1,0 +1,338 @@
+"""Analyses of pasted log tails: accept, run exactly once, store, learn from feedback.
+
+Nothing accepted is lost: the row is committed before anything is queued; a worker claims
+it with a conditional UPDATE, so a duplicate delivery finds nothing to do; the sweep sends
+again whatever a dead worker or an unreachable broker left behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass, field
+from datetime import timedelta
+from functools import partial
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+from kombu.exceptions import KombuError
+
+from incidents import logmatch
+from incidents.knowledge import feedback_map, knowledge_index
+from incidents.models import (
+    Analysis,
+    AnalysisSuggestion,
+    Feedback,
+    Incident,
+    KnowledgeGap,
+    Signature,
+)
+from incidents.services.incident import incident_record_recurrence
+
+log = logging.getLogger(__name__)
+Status = Analysis.Status
+
+# A tail that took down this many workers is marked failed instead of being sent again.
+MAX_ATTEMPTS = 3
+# A queued row is sent again when the broker has not delivered it for this long.
+QUEUED_GRACE = timedelta(seconds=30)
+RESCORE_WINDOW = timedelta(days=30)
+RESCORE_LIMIT = 1000
+
+
+class AnalysisRefused(ValueError):
+    """A tail we will not analyse, with a message for the person who sent it."""
+
+
+def _limits() -> logmatch.Limits:
+    return logmatch.Limits(max_bytes=settings.ANALYSIS_MAX_BYTES)
+
+
+def analysis_request(
+    *,
+    data: bytes | str,
+    user,
+    log_path: str = "",
+    source: str = Analysis.Source.WEB,
+) -> Analysis:
+    """Validate, decode and redact a tail, store it queued, and queue it once committed."""
+    try:
+        read = logmatch.read_input(data, _limits())
+    except logmatch.InputError as error:
+        raise AnalysisRefused(str(error)) from error
+    text, redactions = logmatch.redact("\n".join(read.lines))
+    with transaction.atomic():
+        analysis = Analysis.objects.create(
+            submitted_by=user,
+            source=source,
+            log_path=log_path.strip()[:500],
+            text=text,
+            size_bytes=len(data.encode("utf-8", "replace")) if isinstance(data, str) else len(data),
+            redactions=redactions,
+        )
+        transaction.on_commit(partial(_enqueue, analysis.pk))
+    return analysis
+
+
+def _enqueue(analysis_id: int) -> None:
+    from incidents.tasks import analysis_run as analysis_run_task
+
+    try:
+        analysis_run_task.apply_async((analysis_id,), retry=False)
+    except (KombuError, OSError) as error:
+        # The row stays queued; the sweep sends it again once the broker is back.
+        log.warning("analysis %s stays queued: broker unreachable (%s)", analysis_id, error)
+
+
+def analysis_run(*, analysis_id: int) -> None:
+    """Run one queued analysis. Safe to call twice: a second call returns at once."""
+    attempt = _claim(analysis_id)
+    if attempt is None:
+        return
+    analysis = Analysis.objects.get(pk=analysis_id)
+    try:
+        report = _analyze(analysis)
+    except logmatch.InputError as error:
+        _finish_failed(analysis_id, attempt, str(error))
+        return
+    _store(analysis, report, attempt=attempt)
+
+
+def analysis_release(*, analysis_id: int) -> None:
+    """Give a claimed analysis back to the queue (a transient error; the task will retry)."""
+    Analysis.objects.filter(pk=analysis_id, status=Status.RUNNING).update(status=Status.QUEUED)
+
+
+def analysis_fail(*, analysis_id: int, message: str) -> None:
+    """Record that an analysis cannot be finished, whoever holds it."""
+    Analysis.objects.filter(pk=analysis_id).exclude(status=Status.DONE).update(
+        status=Status.FAILED, error=message[:2000], finished_at=timezone.now()
+    )
+
+
+def _claim(analysis_id: int) -> int | None:
+    # A conditional UPDATE rather than SELECT … FOR UPDATE: SQLite, the embedded default,
+    # has no row locks. Whoever flips queued→running owns this attempt.
+    with transaction.atomic():
+        claimed = Analysis.objects.filter(pk=analysis_id, status=Status.QUEUED).update(
+            status=Status.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1
+        )
+        if not claimed:
+            return None
+        return Analysis.objects.values_list("attempts", flat=True).get(pk=analysis_id)
+
+
+def _analyze(analysis: Analysis) -> logmatch.Report:
+    return logmatch.analyze(
+        analysis.text,
+        knowledge_index(),
+        log_path=analysis.log_path or None,
+        feedback=feedback_map(),
+        limits=_limits(),
+    )
+
+
+def _finish_failed(analysis_id: int, attempt: int, message: str) -> None:
+    Analysis.objects.filter(pk=analysis_id, status=Status.RUNNING, attempts=attempt).update(
+        status=Status.FAILED, error=message[:2000], finished_at=timezone.now()
+    )
+
+
+def _store(analysis: Analysis, report: logmatch.Report, *, attempt: int | None) -> bool:
+    """Store a report. With an attempt, only while that claim still owns the row."""
+    slugs = [suggestion.slug for suggestion in report.suggestions]
+    incidents = Incident.objects.in_bulk(slugs, field_name="slug")
+    top = incidents.get(slugs[0]) if slugs else None
+    with transaction.atomic():
+        rows = Analysis.objects.filter(pk=analysis.pk)
+        rows = rows.filter(status=Status.RUNNING, attempts=attempt) if attempt else rows
+        stored = rows.update(
+            status=Status.DONE,
+            report=logmatch.report_as_dict(report),
+            stage=report.stage or "",
+            confident=report.confident,
+            top_incident=top if report.confident else None,
+            key_template=report.key_template,
+            finished_at=timezone.now(),
+            error="",
+        )
+        if not stored:
+            return False  # a newer claim owns this analysis now
+        AnalysisSuggestion.objects.filter(analysis=analysis).delete()
+        AnalysisSuggestion.objects.bulk_create(
+            AnalysisSuggestion(
+                analysis=analysis,
+                incident=incidents[suggestion.slug],
+                rank=rank,
+                score=suggestion.score,
+                confident=suggestion.confident,
+                evidence=[
+                    {"line": e.line, "text": e.text, "kind": e.kind} for e in suggestion.evidence
+                ],
+                why=suggestion.why,
+            )
+            for rank, suggestion in enumerate(report.suggestions, start=1)
+            if suggestion.slug in incidents
+        )
+        gap = _gap_note(analysis, report)
+        Analysis.objects.filter(pk=analysis.pk).update(gap=gap)
+        if attempt:
+            _count_signature_hits(report)
+    return True
+
+
+def _gap_key(template: str) -> str:
+    return hashlib.sha256(template.encode()).hexdigest()
+
+
+def _gap_note(analysis: Analysis, report: logmatch.Report) -> KnowledgeGap | None:
+    """An unexplained tail joins the gap of its key template; an explained one closes it."""
+    if not report.key_template:
+        return None
+    key = _gap_key(report.key_template)
+    now = timezone.now()
+    if report.confident:
+        KnowledgeGap.objects.filter(key_hash=key, explained_at__isnull=True).update(
+            explained_at=now
+        )
+        return analysis.gap
+    line = report.key_line.text if report.key_line else report.key_template
+    try:
+        with transaction.atomic():
+            gap, created = KnowledgeGap.objects.get_or_create(
+                key_hash=key,
+                defaults={
+                    "key_template": report.key_template,
+                    "example_line": line,
+                    "stage": report.stage or "",
+                    "analysis_count": 1,
+                },
+            )
+    except IntegrityError:  # another worker created it a moment ago
+        gap, created = KnowledgeGap.objects.get(key_hash=key), False
+    if not created and analysis.gap_id != gap.pk:
+        KnowledgeGap.objects.filter(pk=gap.pk).update(
+            analysis_count=F("analysis_count") + 1,
+            last_seen=now,
+            explained_at=None,
+            example_line=line,
+            stage=report.stage or gap.stage,
+        )
+    return gap
+
+
+def _count_signature_hits(report: logmatch.Report) -> None:
+    keys = {
+        int(evidence.signature)
+        for suggestion in report.suggestions
+        if suggestion.confident
+        for evidence in suggestion.evidence
+        if evidence.signature and evidence.signature.isdigit()
+    }
+    if keys:
+        Signature.objects.filter(pk__in=keys).update(
+            hit_count=F("hit_count") + 1, last_hit_at=timezone.now()
+        )
+
+
+@dataclass
+class SweepResult:
+    requeued: list[int] = field(default_factory=list)
+    failed: list[int] = field(default_factory=list)
+
+
+def analysis_sweep() -> SweepResult:
+    """Send again what a dead worker or an unreachable broker left behind."""
+    now = timezone.now()
+    result = SweepResult()
+    stuck = now - timedelta(seconds=settings.ANALYSIS_STUCK_AFTER_SECONDS)
+    abandoned = Analysis.objects.filter(status=Status.RUNNING, started_at__lt=stuck)
+    for analysis_id, attempts in abandoned.values_list("pk", "attempts"):
+        if attempts >= MAX_ATTEMPTS:
+            analysis_fail(
+                analysis_id=analysis_id,
+                message=f"The analysis stopped its worker {attempts} times and was given up.",
+            )
+            result.failed.append(analysis_id)
+        else:
+            analysis_release(analysis_id=analysis_id)
+            result.requeued.append(analysis_id)
+    waiting = Analysis.objects.filter(status=Status.QUEUED, queued_at__lt=now - QUEUED_GRACE)
+    result.requeued.extend(
+        pk for pk in waiting.values_list("pk", flat=True) if pk not in result.requeued
+    )
+    Analysis.objects.filter(pk__in=result.requeued).update(queued_at=now)
+    for analysis_id in result.requeued:
+        _enqueue(analysis_id)
+    return result
+
+
+@dataclass
+class RescoreResult:
+    rescored: int = 0
+    newly_explained: list[int] = field(default_factory=list)  # KnowledgeGap ids
+
+
+def analyses_rescore() -> RescoreResult:
+    """Rank recent analyses again against today's knowledge; report the gaps now explained."""
+    result = RescoreResult()
+    open_gaps = set(
+        KnowledgeGap.objects.filter(explained_at__isnull=True).values_list("pk", flat=True)
+    )
+    recent = Analysis.objects.filter(
+        status=Status.DONE, created_at__gte=timezone.now() - RESCORE_WINDOW
+    ).order_by("-created_at")[:RESCORE_LIMIT]
+    for analysis in recent:
+        try:
+            report = _analyze(analysis)
+        except logmatch.InputError:
+            continue
+        if _store(analysis, report, attempt=None):
+            result.rescored += 1
+    still_open = set(
+        KnowledgeGap.objects.filter(explained_at__isnull=True).values_list("pk", flat=True)
+    )
+    result.newly_explained = sorted(open_gaps - still_open)
+    return result
+
+
+def analysis_feedback(*, analysis: Analysis, incident: Incident, user, verdict: str) -> Feedback:
+    """Record "this fixed it" (a recurrence of the incident) or "not it" (lowers the pairing)."""
+    with transaction.atomic():
+        feedback, _ = Feedback.objects.select_for_update().update_or_create(
+            analysis=analysis,
+            incident=incident,
+            user=user,
+            defaults={"verdict": verdict, "key_template": analysis.key_template},
+        )
+        if verdict == Feedback.Verdict.FIXED and feedback.recurrence_id is None:
+            feedback.recurrence = incident_record_recurrence(
+                incident=incident,
+                reported_by=user,
+                note=f"Confirmed by analysis #{analysis.pk}",
+            )
+            feedback.save(update_fields=["recurrence"])
+        elif verdict == Feedback.Verdict.NOT_IT and feedback.recurrence_id is not None:
+            feedback.recurrence.delete()
+            Incident.objects.filter(pk=incident.pk, recurrence_count__gt=0).update(
+                recurrence_count=F("recurrence_count") - 1
+            )
+            feedback.recurrence = None
+            feedback.save(update_fields=["recurrence"])
+    return feedback
+
+
+def knowledge_changed() -> None:
+    """Re-rank stored analyses in the background once the current transaction commits."""
+    transaction.on_commit(_enqueue_rescore)
+
+
+def _enqueue_rescore() -> None:
+    from incidents.tasks import analyses_rescore as analyses_rescore_task
+
+    try:
+        analyses_rescore_task.apply_async(countdown=2, retry=False)
+    except (KombuError, OSError) as error:
+        log.warning("re-scoring skipped: broker unreachable (%s)", error)

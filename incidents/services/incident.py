@@ -1,0 +1,177 @@
+"""Writes to the incident book. Every change goes through one of these functions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import date
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+from django.utils.text import slugify
+
+from incidents import logmatch
+from incidents.models import TEXT_FIELDS, Incident, KnowledgeGap, Recurrence, Signature, Tag
+
+INCIDENT_FIELDS = (
+    *TEXT_FIELDS,
+    "discipline",
+    "stage",
+    "severity",
+    "occurred_on",
+    "resolved_on",
+)
+
+
+def incident_new_slug(title: str) -> str:
+    """A slug made from the title that no incident has yet."""
+    base = slugify(title)[:70].strip("-") or "incident"
+    taken = set(Incident.objects.filter(slug__startswith=base).values_list("slug", flat=True))
+    slug, n = base, 2
+    while slug in taken:
+        slug, n = f"{base}-{n}", n + 1
+    return slug
+
+
+def tag_names_clean(names: Iterable[str]) -> list[str]:
+    return sorted({name.strip().lower() for name in names if name.strip()})
+
+
+def tags_from_names(names: Iterable[str]) -> list[Tag]:
+    cleaned = tag_names_clean(names)
+    existing = {tag.name: tag for tag in Tag.objects.filter(name__in=cleaned)}
+    return [existing.get(name) or Tag.objects.create(name=name) for name in cleaned]
+
+
+def incident_index(*, incident: Incident) -> None:
+    """Refresh the text the search reads (all languages, tags)."""
+    tag_names = [tag.name for tag in incident.tags.all()]
+    incident.search_document = incident.build_search_document(tag_names)
+    Incident.objects.filter(pk=incident.pk).update(search_document=incident.search_document)
+
+
+def incident_save_with_tags(incident: Incident, tags: Iterable[str] | None) -> None:
+    """One save, hence one history record, that includes the tag names."""
+    if tags is not None:
+        names = tag_names_clean(tags)
+        incident.tag_list = ", ".join(names)
+    incident.full_clean()
+    incident.save()
+    if tags is not None:
+        incident.tags.set(tags_from_names(names))
+    incident_index(incident=incident)
+
+
+@transaction.atomic
+def incident_create(
+    *,
+    data: Mapping[str, Any],
+    reporter,
+    language: str,
+    slug: str,
+    tags: Iterable[str] = (),
+    translations: Mapping[str, Mapping[str, str]] | None = None,
+    catalog_digest: str = "",
+    gap: KnowledgeGap | None = None,
+) -> Incident:
+    """File an incident; filed from a knowledge gap, the gap now points at it."""
+    incident = Incident(
+        slug=slug,
+        reporter=reporter,
+        language=language,
+        translations=dict(translations or {}),
+        catalog_digest=catalog_digest,
+        **{name: data[name] for name in INCIDENT_FIELDS if name in data},
+    )
+    incident._change_reason = "created"
+    incident_save_with_tags(incident, tags)
+    if gap is not None:
+        KnowledgeGap.objects.filter(pk=gap.pk).update(incident=incident)
+    return incident
+
+
+@transaction.atomic
+def incident_update(
+    *, incident: Incident, data: Mapping[str, Any], tags: Iterable[str] | None = None, actor
+) -> Incident:
+    """Apply a person's edit. Edited text no longer matches its shipped translations or its
+    catalog entry, so both are let go (the history keeps them)."""
+    text_changed = any(
+        name in data and data[name] != getattr(incident, name) for name in TEXT_FIELDS
+    )
+    for name in INCIDENT_FIELDS:
+        if name in data:
+            setattr(incident, name, data[name])
+    if text_changed:
+        incident.translations = {}
+    incident.catalog_digest = ""
+    incident._history_user = actor
+    incident_save_with_tags(incident, tags)
+    return incident
+
+
+def incident_record_recurrence(
+    *, incident: Incident, reported_by, occurred_on: date | None = None, note: str = ""
+) -> Recurrence:
+    with transaction.atomic():
+        recurrence = Recurrence(
+            incident=incident,
+            reported_by=reported_by,
+            occurred_on=occurred_on or timezone.localdate(),
+            note=note,
+        )
+        recurrence.full_clean()
+        recurrence.save()
+        Incident.objects.filter(pk=incident.pk).update(recurrence_count=F("recurrence_count") + 1)
+    return recurrence
+
+
+def signature_problems(*, pattern: str, examples: str) -> list[str]:
+    """Why an expression may not be saved: RE2 syntax, empty matches, its own examples, and
+    the benign reference corpus (healthy logs it must stay quiet on)."""
+    return logmatch.check_signature(
+        pattern,
+        examples=[line for line in examples.splitlines() if line.strip()],
+        benign_lines=logmatch.benign_lines(),
+    )
+
+
+def _signature_save(signature: Signature, actor) -> Signature:
+    signature.full_clean()
+    problems = signature_problems(pattern=signature.pattern, examples=signature.examples)
+    if problems:
+        raise ValidationError({"pattern": problems})
+    signature._history_user = actor
+    signature.save()
+    return signature
+
+
+def signature_create(
+    *,
+    incident: Incident,
+    pattern: str,
+    note: str = "",
+    examples: str = "",
+    enabled: bool = True,
+    author=None,
+    catalog_key: str = "",
+) -> Signature:
+    signature = Signature(
+        incident=incident,
+        pattern=pattern,
+        note=note,
+        examples=examples,
+        enabled=enabled,
+        author=author,
+        catalog_key=catalog_key,
+    )
+    return _signature_save(signature, author)
+
+
+def signature_update(*, signature: Signature, data: Mapping[str, Any], actor) -> Signature:
+    for name in ("incident", "pattern", "note", "examples", "enabled"):
+        if name in data:
+            setattr(signature, name, data[name])
+    return _signature_save(signature, actor)

@@ -1,0 +1,51 @@
+"""Celery tasks: thin adapters that take an id and call a service."""
+
+from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
+from django.db import InterfaceError, OperationalError
+
+
+def _analysis_run_failure(self, exc, task_id, args, kwargs, einfo):
+    from incidents.services.analysis import analysis_fail
+
+    analysis_fail(analysis_id=args[0], message=f"The analysis could not finish: {exc}")
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=True,
+    max_retries=3,
+    on_failure=_analysis_run_failure,
+)
+def analysis_run(self, analysis_id: int) -> None:
+    from incidents.services.analysis import analysis_fail, analysis_release
+    from incidents.services.analysis import analysis_run as run
+
+    try:
+        run(analysis_id=analysis_id)
+    except SoftTimeLimitExceeded:
+        analysis_fail(
+            analysis_id=analysis_id,
+            message="The analysis took too long and was stopped; paste fewer lines.",
+        )
+    except (OperationalError, InterfaceError):
+        analysis_release(analysis_id=analysis_id)  # retried below by autoretry_for
+        raise
+
+
+@shared_task
+def analysis_sweep() -> dict:
+    from incidents.services.analysis import analysis_sweep as sweep
+
+    result = sweep()
+    return {"requeued": result.requeued, "failed": result.failed}
+
+
+@shared_task
+def analyses_rescore() -> dict:
+    from incidents.services.analysis import analyses_rescore as rescore
+
+    result = rescore()
+    return {"rescored": result.rescored, "newly_explained": result.newly_explained}

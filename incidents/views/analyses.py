@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from incidents import selectors, services
+from incidents.forms import AnalysisForm, FeedbackForm
+from incidents.htmx import htmx_partial
+from incidents.models import Analysis, Incident
+
+
+@require_http_methods(["GET", "POST"])
+def analysis_new(request):
+    form = AnalysisForm(
+        request.POST or None, request.FILES or None, max_bytes=settings.ANALYSIS_MAX_BYTES
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            analysis = services.analysis_request(
+                data=form.cleaned_data["data"],
+                user=request.user,
+                log_path=form.cleaned_data["log_path"],
+            )
+        except services.AnalysisRefused as refused:
+            form.add_error(None, str(refused))
+        else:
+            return redirect(analysis)
+    status = 400 if form.errors else 200
+    recent = selectors.analysis_recent(user=request.user)
+    return render(
+        request, "incidents/analysis_new.html", {"form": form, "recent": recent}, status=status
+    )
+
+
+@require_GET
+def analysis_detail(request, pk):
+    analysis = get_object_or_404(Analysis, pk=pk)
+    context = selectors.analysis_page(analysis=analysis, user=request.user)
+    if htmx_partial(request):
+        return render(request, "incidents/partials/analysis_result.html", context)
+    return render(request, "incidents/analysis_detail.html", context)
+
+
+@require_POST
+def analysis_feedback(request, pk):
+    analysis = get_object_or_404(Analysis, pk=pk, status=Analysis.Status.DONE)
+    form = FeedbackForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("Unknown feedback."))
+        return redirect(analysis)
+    incident = get_object_or_404(Incident, slug=form.cleaned_data["incident"])
+    if not analysis.suggestions.filter(incident=incident).exists():
+        messages.error(request, _("That incident was not suggested for this log."))
+        return redirect(analysis)
+    services.analysis_feedback(
+        analysis=analysis,
+        incident=incident,
+        user=request.user,
+        verdict=form.cleaned_data["verdict"],
+    )
+    if form.cleaned_data["verdict"] == "fixed":
+        messages.success(
+            request, _("Recorded as a recurrence of “%(title)s”.") % {"title": incident.title}
+        )
+    else:
+        messages.info(request, _("Noted: this incident will rank lower for logs like this one."))
+    return redirect(analysis)

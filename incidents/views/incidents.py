@@ -1,0 +1,133 @@
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.shortcuts import redirect, render
+from django.utils.translation import get_language
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from incidents import selectors, services
+from incidents.filters import IncidentFilterSet
+from incidents.forms import IncidentForm, RecurrenceForm
+from incidents.models import Incident
+from incidents.permissions import can_edit_incident, can_manage_signatures, incident_get_for_user
+
+PAGE_SIZE = 25
+
+
+@require_GET
+def incident_list(request):
+    filterset = IncidentFilterSet(request.GET, queryset=Incident.objects.for_list())
+    queryset = filterset.qs if filterset.is_valid() else Incident.objects.none()
+    queryset = queryset.order_by(*(queryset.query.order_by or ("-updated_at",)), "-id")
+    page = Paginator(queryset, PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(
+        request,
+        "incidents/incident_list.html",
+        {"filterset": filterset, "page": page, "query": query.urlencode()},
+    )
+
+
+@require_GET
+def incident_detail(request, slug):
+    incident = incident_get_for_user(request.user, slug)
+    context = {
+        "incident": incident,
+        "text": incident.text(get_language()),
+        "recurrences": selectors.incident_recurrences(incident=incident),
+        "history": selectors.incident_history(incident=incident),
+        "similar": selectors.incident_similar(text=incident.symptom, exclude_slug=incident.slug),
+        "signatures": incident.signatures.all(),
+        "can_edit": can_edit_incident(request.user, incident),
+        "can_manage_signatures": can_manage_signatures(request.user),
+        "recurrence_form": RecurrenceForm(),
+    }
+    return render(request, "incidents/incident_detail.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+def incident_create(request):
+    form = IncidentForm(request.POST or None, initial=_draft_initial(request))
+    gap = selectors.gap_for_draft(request.POST.get("gap") or request.GET.get("gap"))
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            incident = services.incident_create(
+                data=data,
+                reporter=request.user,
+                language=get_language(),
+                slug=form.derived_slug(),
+                tags=data["tags"],
+                gap=gap,
+            )
+        except ValidationError as error:
+            form.add_error(None, error)
+        else:
+            services.knowledge_changed()
+            messages.success(request, _("Incident filed. It is matchable from now on."))
+            return redirect(incident)
+    status = 400 if form.errors else 200
+    context = {"form": form, "gap": gap, "gap_tail": selectors.gap_tail(gap)}
+    return render(request, "incidents/incident_form.html", context, status=status)
+
+
+@require_http_methods(["GET", "POST"])
+def incident_edit(request, slug):
+    incident = incident_get_for_user(request.user, slug, for_edit=True)
+    form = IncidentForm(request.POST or None, instance=incident)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            services.incident_update(
+                incident=Incident.objects.get(pk=incident.pk),
+                data=data,
+                tags=data["tags"],
+                actor=request.user,
+            )
+        except ValidationError as error:
+            form.add_error(None, error)
+        else:
+            services.knowledge_changed()
+            messages.success(request, _("Saved."))
+            return redirect(incident)
+    status = 400 if form.errors else 200
+    context = {"form": form, "incident": incident}
+    return render(request, "incidents/incident_form.html", context, status=status)
+
+
+@require_POST
+def recurrence_create(request, slug):
+    incident = incident_get_for_user(request.user, slug)
+    form = RecurrenceForm(request.POST)
+    if form.is_valid():
+        services.incident_record_recurrence(
+            incident=incident,
+            reported_by=request.user,
+            occurred_on=form.cleaned_data["occurred_on"],
+            note=form.cleaned_data["note"],
+        )
+        messages.success(request, _("Recorded: it happened again."))
+    else:
+        for errors in form.errors.values():
+            for error in errors:
+                messages.error(request, error)
+    return redirect(incident)
+
+
+@require_GET
+def incident_similar(request):
+    """The htmx fragment offered while someone types a symptom."""
+    text = request.GET.get("symptom", "")[:4000]
+    similar = selectors.incident_similar(text=text) if text.strip() else []
+    return render(request, "incidents/partials/similar.html", {"similar": similar})
+
+
+def _draft_initial(request) -> dict:
+    """A new incident may start from a knowledge gap: its key line, stage and tail."""
+    return {
+        name: request.GET[name] for name in ("symptom", "stage", "title") if name in request.GET
+    }

@@ -1,0 +1,163 @@
+"""Every accepted analysis ends done exactly once: real Redis, real worker processes.
+
+The duplicate delivery, the dead worker and the broker that is down at submit time each
+end with one stored result, one claim that won, and nothing lost.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+
+from config.celery import app
+from incidents.models import Analysis, AnalysisSuggestion, KnowledgeGap
+from incidents.services import analysis_request, analysis_sweep
+from incidents.tasks import analysis_run as analysis_run_task
+from tests.services import RedisServer, Worker, free_port, have_redis_server, need, wait_until
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+OOM_TAIL = """\
+[rank0]: Traceback (most recent call last):
+[rank0]:   File "train.py", line 211, in <module>
+[rank0]:     loss.backward()
+[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.02 GiB is free.
+"""
+
+
+@contextlib.contextmanager
+def broker(url: str):
+    """Point this process's Celery producer at `url` for the test."""
+    previous = app.conf.broker_url
+    _reset_connections(url)
+    try:
+        yield
+    finally:
+        _reset_connections(previous)
+
+
+def _reset_connections(url: str) -> None:
+    app.conf.broker_url = url
+    if app._pool is not None:
+        app._pool.force_close_all()
+        app._pool = None
+    app.amqp._producer_pool = None
+
+
+@pytest.fixture
+def redis():
+    need(have_redis_server(), "redis-server is not installed")
+    server = RedisServer(free_port())
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def workers(redis, catalog):
+    started: list[Worker] = []
+
+    def start(name: str = "w1") -> Worker:
+        worker = Worker(redis.url, name)
+        started.append(worker)
+        assert wait_until(worker.ready, 60), worker.log.read_text()[-2000:]
+        return worker
+
+    with broker(redis.url):
+        yield start
+    for worker in started:
+        worker.stop()
+
+
+def _done(analysis_id: int) -> bool:
+    return Analysis.objects.filter(pk=analysis_id, status__in=["done", "failed"]).exists()
+
+
+def test_it_runs_a_submitted_tail_in_a_real_worker(workers, alice):
+    workers()
+    analysis = analysis_request(data=OOM_TAIL, user=alice, log_path="exp/train/log/train.1.log")
+    assert analysis.status == Analysis.Status.QUEUED
+    assert wait_until(lambda: _done(analysis.pk), 30)
+    analysis.refresh_from_db()
+    assert analysis.status == Analysis.Status.DONE
+    assert analysis.attempts == 1
+    assert analysis.confident
+    assert analysis.top_incident.slug == "gpu-oom"
+    assert analysis.report["suggestions"][0]["slug"] == "gpu-oom"
+
+
+def test_a_task_delivered_twice_stores_one_result(workers, alice):
+    analysis = analysis_request(data=OOM_TAIL, user=alice)  # queued once on commit
+    analysis_run_task.apply_async((analysis.pk,))  # and delivered twice more
+    analysis_run_task.apply_async((analysis.pk,))
+    workers("a")
+    workers("b")
+    assert wait_until(lambda: _done(analysis.pk), 30)
+    wait_until(lambda: False, 1.0)  # give the second delivery time to run (and do nothing)
+    analysis.refresh_from_db()
+    assert analysis.attempts == 1
+    assert AnalysisSuggestion.objects.filter(analysis=analysis).count() == len(
+        analysis.report["suggestions"]
+    )
+
+
+def test_a_broker_that_is_down_at_submit_leaves_the_tail_queued_until_the_sweep(
+    redis, catalog, alice, settings
+):
+    settings.ANALYSIS_STUCK_AFTER_SECONDS = 0
+    redis.stop()
+    with broker(redis.url):
+        analysis = analysis_request(data=OOM_TAIL, user=alice)  # no error for the user
+        analysis.refresh_from_db()
+        assert analysis.status == Analysis.Status.QUEUED
+        redis.start()
+        Analysis.objects.filter(pk=analysis.pk).update(
+            queued_at=analysis.created_at.replace(year=2000)
+        )
+        assert analysis_sweep().requeued == [analysis.pk]
+        worker = Worker(redis.url, "late")
+        try:
+            assert wait_until(lambda: _done(analysis.pk), 60), worker.log.read_text()[-2000:]
+        finally:
+            worker.stop()
+    analysis.refresh_from_db()
+    assert (analysis.status, analysis.attempts) == (Analysis.Status.DONE, 1)
+
+
+def test_a_worker_killed_mid_run_does_not_lose_the_analysis(workers, alice, settings):
+    settings.ANALYSIS_STUCK_AFTER_SECONDS = 0
+    worker = workers("doomed")
+    # A long tail keeps the worker busy long enough to be killed while it runs.
+    big_tail = (
+        "\n".join(
+            f"WARNING (gmm-align-compiled[5.5]:AlignUtteranceWrapper():align-utils.cc:93) "
+            f"Retrying utterance spk{n:05d}-utt{n:06d} with beam {n % 40}"
+            for n in range(60_000)
+        )
+        + "\n"
+        + OOM_TAIL
+    )
+    analysis = analysis_request(data=big_tail.encode()[: 2 * 1024 * 1024 - 1], user=alice)
+    assert wait_until(
+        lambda: Analysis.objects.filter(pk=analysis.pk, status="running").exists(), 30, 0.002
+    )
+    worker.kill()
+    assert Analysis.objects.get(pk=analysis.pk).status == Analysis.Status.RUNNING
+    assert analysis_sweep().requeued == [analysis.pk]
+    workers("survivor")
+    assert wait_until(lambda: _done(analysis.pk), 60)
+    analysis.refresh_from_db()
+    assert analysis.status == Analysis.Status.DONE
+    assert analysis.attempts == 2
+
+
+def test_an_unexplained_tail_becomes_a_knowledge_gap(workers, alice):
+    workers()
+    tail = "ERROR: frobnicator quux exploded at stage 7 with code 0x2f\n"
+    first = analysis_request(data=tail, user=alice)
+    second = analysis_request(data=tail.replace("7", "9"), user=alice)
+    assert wait_until(lambda: _done(first.pk) and _done(second.pk), 30)
+    gap = KnowledgeGap.objects.get()
+    assert gap.analysis_count == 2
+    assert not Analysis.objects.filter(confident=True).exists()

@@ -1,0 +1,53 @@
+import pytest
+from django.urls import reverse
+
+from incidents.models import Incident
+from incidents.services import incident_update
+from tests.factories import IncidentFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_shows_the_four_columns_and_a_copyable_remedy(alice_client, catalog):
+    body = alice_client.get(reverse("incidents:incident-detail", args=["gpu-oom"])).content.decode()
+    incident = Incident.objects.get(slug="gpu-oom")
+    for heading in ("Symptom", "Root cause", "Remedy", "Prevention"):
+        assert heading in body
+    assert 'id="remedy"' in body and 'data-copy="remedy"' in body
+    assert incident.get_discipline_display() in body
+
+
+def test_it_shows_who_changed_what_and_when(alice_client, alice):
+    incident = IncidentFactory(reporter=alice, remedy="old remedy")
+    incident_update(incident=incident, data={"remedy": "new remedy"}, actor=alice)
+    response = alice_client.get(incident.get_absolute_url())
+    history = response.context["history"]
+    assert history[0].who == alice
+    assert [(c.field, c.old, c.new) for c in history[0].changes] == [
+        ("remedy", "old remedy", "new remedy")
+    ]
+    assert history[-1].kind == "+"
+
+
+def test_it_offers_similar_incidents(alice_client, catalog):
+    response = alice_client.get(reverse("incidents:incident-detail", args=["host-oom"]))
+    similar = [incident.slug for incident, _ in response.context["similar"]]
+    assert "host-oom" not in similar
+
+
+def test_it_suggests_existing_incidents_while_a_symptom_is_typed(alice_client, catalog):
+    response = alice_client.get(
+        reverse("incidents:incident-similar"),
+        {"symptom": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 200
+    first, _score = response.context["similar"][0]
+    assert first.slug == "gpu-oom"
+
+
+def test_it_shows_the_catalog_text_in_the_users_language(alice_client, catalog):
+    alice_client.post(reverse("language-set"), {"language": "zh-hans", "next": "/"})
+    response = alice_client.get(reverse("incidents:incident-detail", args=["gpu-oom"]))
+    assert response.context["text"].language == "zh-hans"
+    assert response["Content-Language"] == "zh-hans"

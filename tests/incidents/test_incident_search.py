@@ -1,0 +1,75 @@
+"""Search finds English and Chinese terms on whichever database the suite runs on."""
+
+import pytest
+from django.urls import reverse
+
+from incidents.models import Incident
+from tests.factories import IncidentFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def _slugs(client, query: str) -> list[str]:
+    response = client.get(reverse("incidents:incident-list"), {"q": query})
+    assert response.status_code == 200
+    return [incident.slug for incident in response.context["page"]]
+
+
+@pytest.mark.parametrize(
+    "query", ["显存", "显存不足", "out of memory", "OUT OF MEMORY", "cuda oom"]
+)
+def test_it_finds_gpu_oom_in_either_language(alice_client, catalog, query):
+    assert "gpu-oom" in _slugs(alice_client, query)
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_it_finds_both_languages_whatever_language_the_site_was_seeded_in(
+    db, language, alice_client
+):
+    from incidents.seeding import catalog_seed
+
+    catalog_seed(language=language)
+    assert "disk-full" in _slugs(alice_client, "No space left")
+    assert "disk-full" in _slugs(alice_client, "磁盘")
+
+
+def test_it_requires_every_term(alice_client):
+    IncidentFactory(slug="a", symptom="NCCL timeout on rank 3")
+    IncidentFactory(slug="b", symptom="NCCL error on rank 1")
+    assert _slugs(alice_client, "nccl timeout") == ["a"]
+
+
+def test_it_searches_tags_and_short_terms(alice_client):
+    IncidentFactory(slug="tagged", tags=["ascend", "卡"])
+    assert _slugs(alice_client, "卡") == ["tagged"]
+    assert _slugs(alice_client, "ascend") == ["tagged"]
+
+
+def test_it_follows_edits(alice_client, alice):
+    incident = IncidentFactory(slug="edited", reporter=alice, symptom="first words")
+    from incidents.services import incident_update
+
+    incident_update(incident=incident, data={"symptom": "梯度溢出 overflow"}, actor=alice)
+    assert _slugs(alice_client, "梯度溢出") == ["edited"]
+    assert _slugs(alice_client, "first words") == []
+
+
+def test_it_treats_search_syntax_as_plain_text(alice_client):
+    IncidentFactory(slug="quoted", symptom='error: "unterminated AND OR NEAR(x)')
+    assert _slugs(alice_client, '"unterminated AND') == ["quoted"]
+    assert _slugs(alice_client, "NEAR(x)") == ["quoted"]
+
+
+def test_it_combines_search_with_filters(alice_client):
+    IncidentFactory(slug="t", stage="train", symptom="segfault in loader")
+    IncidentFactory(slug="s", stage="serve", symptom="segfault in loader")
+    url = reverse("incidents:incident-list")
+    response = alice_client.get(url, {"q": "segfault", "stage": "serve"})
+    assert [i.slug for i in response.context["page"]] == ["s"]
+    assert Incident.objects.count() == 2
+
+
+def test_it_explains_an_unknown_filter_value(alice_client):
+    response = alice_client.get(reverse("incidents:incident-list"), {"stage": "deploy"})
+    assert response.status_code == 200
+    assert "Select a valid choice" in response.content.decode()
