@@ -150,7 +150,7 @@ class AnalysisViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         except services.AnalysisRefused as refused:
             raise ValidationError({"log": [str(refused)]}) from refused
         body = AnalysisSerializer(analysis, context={"request": request}).data
-        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": str(body["url"])})
 
     @extend_schema(request=FeedbackInputSerializer, responses={200: AnalysisSerializer})
     @action(detail=True, methods=["post"])

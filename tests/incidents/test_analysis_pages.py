@@ -1,0 +1,195 @@
+"""Paste a tail in the browser, watch it run, read the remedies, give feedback.
+
+The worker's part is the real service (`analysis_run`), called here in-process; the real
+worker processes are exercised in test_analysis_lifecycle.py.
+"""
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from incidents.models import Analysis, Feedback, Incident, KnowledgeGap
+from incidents.services import analysis_run
+
+pytestmark = pytest.mark.django_db
+
+NEW = reverse("incidents:analysis-new")
+OOM_TAIL = """\
+[rank0]: Traceback (most recent call last):
+[rank0]:   File "train.py", line 211, in <module>
+[rank0]:     loss.backward()
+[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.02 GiB is free.
+"""
+UNKNOWN_TAIL = "ERROR: frobnicator quux exploded at stage 7 with code 0x2f\n"
+
+
+def _submit(client, **data) -> Analysis:
+    response = client.post(NEW, data)
+    assert response.status_code == 302, response.content.decode()[-800:]
+    analysis = Analysis.objects.latest("id")
+    assert response["Location"] == analysis.get_absolute_url()
+    return analysis
+
+
+def test_it_shows_progress_until_the_worker_is_done(alice_client, catalog):
+    analysis = _submit(alice_client, log=OOM_TAIL)
+    page = alice_client.get(analysis.get_absolute_url()).content.decode()
+    assert "Queued" in page
+    assert 'hx-trigger="every 700ms"' in page
+    analysis_run(analysis_id=analysis.pk)
+    fragment = alice_client.get(analysis.get_absolute_url(), HTTP_HX_REQUEST="true")
+    body = fragment.content.decode()
+    assert "hx-trigger" not in body  # finished: polling stops
+    assert "<html" not in body  # only the fragment
+    assert 'id="suggestion-gpu-oom"' in body
+
+
+def test_it_ranks_gpu_oom_first_with_the_evidence_highlighted(alice_client, catalog):
+    analysis = _submit(alice_client, log=OOM_TAIL, log_path="exp/llm/log/train.1.log")
+    analysis_run(analysis_id=analysis.pk)
+    response = alice_client.get(analysis.get_absolute_url())
+    suggestions = response.context["suggestions"]
+    assert suggestions[0].incident.slug == "gpu-oom"
+    assert suggestions[0].confident
+    hits = [line for block in suggestions[0].context for line in block if line.evidence]
+    assert any("CUDA out of memory" in line.text for line in hits)
+    body = response.content.decode()
+    assert 'class="ln hit"' in body
+    assert 'data-copy="remedy-gpu-oom"' in body
+
+
+def test_this_fixed_it_records_a_recurrence(alice_client, alice, catalog):
+    analysis = _submit(alice_client, log=OOM_TAIL)
+    analysis_run(analysis_id=analysis.pk)
+    url = reverse("incidents:analysis-feedback", args=[analysis.pk])
+    alice_client.post(url, {"incident": "gpu-oom", "verdict": "fixed"})
+    incident = Incident.objects.get(slug="gpu-oom")
+    assert incident.recurrence_count == 1
+    assert incident.recurrences.get().reported_by == alice
+    alice_client.post(url, {"incident": "gpu-oom", "verdict": "not-it"})  # changed their mind
+    incident.refresh_from_db()
+    assert incident.recurrence_count == 0
+    assert Feedback.objects.get().verdict == "not-it"
+
+
+def test_not_it_lowers_that_pairing_for_the_next_tail(alice_client, bob_client, catalog):
+    first = _submit(alice_client, log=OOM_TAIL)
+    analysis_run(analysis_id=first.pk)
+    score = first.suggestions.get(incident__slug="gpu-oom").score
+    url = reverse("incidents:analysis-feedback", args=[first.pk])
+    alice_client.post(url, {"incident": "gpu-oom", "verdict": "not-it"})
+    bob_client.post(url, {"incident": "gpu-oom", "verdict": "not-it"})
+    second = _submit(alice_client, log=OOM_TAIL)
+    analysis_run(analysis_id=second.pk)
+    assert second.suggestions.get(incident__slug="gpu-oom").score < score
+
+
+def test_feedback_is_only_for_suggested_incidents(alice_client, catalog):
+    analysis = _submit(alice_client, log=OOM_TAIL)
+    analysis_run(analysis_id=analysis.pk)
+    url = reverse("incidents:analysis-feedback", args=[analysis.pk])
+    alice_client.post(url, {"incident": "label-contamination", "verdict": "fixed"})
+    assert not Feedback.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"log": ""}, "Paste a log tail or choose a file"),
+        ({"log": "   \n\n  "}, "Paste a log tail or choose a file"),
+        (
+            {"file": SimpleUploadedFile("core", b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 64)},
+            "binary",
+        ),
+        (
+            {"file": SimpleUploadedFile("big.log", b"x\n" * (1024 * 1024 + 1))},
+            "the limit is 2,097,152 bytes",
+        ),
+        ({"log": OOM_TAIL, "log_path": "p" * 501}, "at most 500 characters"),
+    ],
+)
+def test_it_explains_refused_input_and_stores_nothing(alice_client, data, message):
+    response = alice_client.post(NEW, data)
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert not Analysis.objects.exists()
+
+
+def test_it_analyses_an_uploaded_file(alice_client, catalog):
+    upload = SimpleUploadedFile("train.log", OOM_TAIL.encode())
+    analysis = _submit(alice_client, file=upload, log_path="exp/llm/log/train.1.log")
+    analysis_run(analysis_id=analysis.pk)
+    analysis.refresh_from_db()
+    assert analysis.top_incident.slug == "gpu-oom"
+
+
+def test_it_redacts_secrets_before_storing(alice_client, catalog):
+    token = "hf_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7"
+    analysis = _submit(alice_client, log=f"export HF_TOKEN={token}\n{OOM_TAIL}")
+    assert token not in analysis.text
+    assert analysis.redactions >= 1
+
+
+def test_an_unexplained_tail_offers_to_draft_an_incident(alice_client, catalog):
+    analysis = _submit(alice_client, log=UNKNOWN_TAIL)
+    analysis_run(analysis_id=analysis.pk)
+    analysis.refresh_from_db()
+    assert not analysis.confident
+    page = alice_client.get(analysis.get_absolute_url()).content.decode()
+    assert "No confident match" in page
+    gap = KnowledgeGap.objects.get()
+    assert gap.analysis_count == 1
+    gaps = alice_client.get(reverse("incidents:gap-list")).content.decode()
+    assert "frobnicator quux exploded" in gaps
+    draft = alice_client.get(reverse("incidents:gap-draft", args=[gap.pk]), follow=True)
+    form_page = draft.content.decode()
+    assert "frobnicator quux exploded at stage 7" in form_page  # the key line, pre-filled
+    assert f'name="gap" value="{gap.pk}"' in form_page
+
+
+def test_filing_from_a_gap_links_the_gap_and_explains_it_on_rescore(alice_client, catalog):
+    from incidents.services import analyses_rescore
+
+    analysis = _submit(alice_client, log=UNKNOWN_TAIL)
+    analysis_run(analysis_id=analysis.pk)
+    gap = KnowledgeGap.objects.get()
+    alice_client.post(
+        reverse("incidents:incident-create"),
+        {
+            "gap": gap.pk,
+            "title": "Frobnicator explodes",
+            "symptom": "ERROR: frobnicator quux exploded at stage 7 with code 0x2f",
+            "root_cause": "The frobnicator is fed an unsorted quux list.",
+            "remedy": "sort -u quux.txt > quux.sorted",
+            "discipline": "validate-first",
+            "stage": "data",
+            "severity": "medium",
+        },
+    )
+    gap.refresh_from_db()
+    assert gap.incident.slug == "frobnicator-explodes"
+    result = analyses_rescore()
+    assert result.newly_explained == [gap.pk]
+    analysis.refresh_from_db()
+    assert analysis.confident
+    assert analysis.top_incident.slug == "frobnicator-explodes"
+
+
+def test_a_just_filed_incident_matches_a_tail_with_other_numbers(alice_client, catalog):
+    alice_client.post(
+        reverse("incidents:incident-create"),
+        {
+            "title": "Sharded checkpoint index mismatch",
+            "symptom": "ValueError: shard 17 of 64 missing in checkpoint index ckpt-000123.json",
+            "root_cause": "Two jobs wrote the same checkpoint directory.",
+            "remedy": "Write each run into exp/<run-id>/ckpt",
+            "discipline": "reconcile",
+            "stage": "train",
+            "severity": "high",
+        },
+    )
+    tail = "step 400 loss 2.1\nValueError: shard 3 of 32 missing in checkpoint index ckpt-000999.json\n"
+    analysis = _submit(alice_client, log=tail)
+    analysis_run(analysis_id=analysis.pk)
+    analysis.refresh_from_db()
+    assert analysis.top_incident.slug == "sharded-checkpoint-index-mismatch"
