@@ -4,10 +4,13 @@ Embedded defaults: SQLite under var/, Celery on kombu's filesystem broker under 
 Production: DATABASE_URL=postgres://…, CELERY_BROKER_URL=redis://…, SECRET_KEY, ALLOWED_HOSTS.
 """
 
+import os
 import secrets
 from pathlib import Path
 
 import environ
+from celery.schedules import crontab
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -100,8 +103,9 @@ SQLITE_OPTIONS = {
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"] = SQLITE_OPTIONS
-    # A file, not memory, so that the tests' real Celery workers share the test database.
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
+    # A file, not memory, so that the tests' real Celery workers share the test database;
+    # one per test process, so that two test runs never share one.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
 else:
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
@@ -161,6 +165,38 @@ CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "analysis-sweep": {"task": "incidents.tasks.analysis_sweep", "schedule": 60.0},
+}
+
+
+# Weekly report (reports app): built and mailed to the leads by beat, on TIME_ZONE's clock.
+# WEEKLY_REPORT_CRON is a five-field cron line: minute hour day-of-month month day-of-week.
+WEEKLY_REPORT_CRON = env.str("WEEKLY_REPORT_CRON", default="0 9 * * mon")
+WEEKLY_REPORT_EMAIL = env.bool("WEEKLY_REPORT_EMAIL", default=True)
+WEEKLY_REPORT_EXTRA_RECIPIENTS = env.list("WEEKLY_REPORT_EXTRA_RECIPIENTS", default=[])
+WEEKLY_REPORT_BASE_URL = env.str("WEEKLY_REPORT_BASE_URL", default="http://127.0.0.1:8000")
+WEEKLY_REPORT_TREND_WEEKS = env.int("WEEKLY_REPORT_TREND_WEEKS", default=12)
+WEEKLY_REPORT_STALE_WEEKS = env.int("WEEKLY_REPORT_STALE_WEEKS", default=8)
+
+
+def _weekly_report_crontab(line: str) -> crontab:
+    fields = line.split()
+    if len(fields) != 5:
+        raise ImproperlyConfigured(
+            f"WEEKLY_REPORT_CRON needs five fields (minute hour day month weekday): {line!r}"
+        )
+    minute, hour, day_of_month, month_of_year, day_of_week = fields
+    return crontab(
+        minute=minute,
+        hour=hour,
+        day_of_month=day_of_month,
+        month_of_year=month_of_year,
+        day_of_week=day_of_week,
+    )
+
+
+CELERY_BEAT_SCHEDULE["weekly-report"] = {
+    "task": "reports.tasks.report_week_publish",
+    "schedule": _weekly_report_crontab(WEEKLY_REPORT_CRON),
 }
 # Rows left in queued/running longer than this are re-queued by the sweep.
 ANALYSIS_STUCK_AFTER_SECONDS = env.int("ANALYSIS_STUCK_AFTER_SECONDS", default=120)
