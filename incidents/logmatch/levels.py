@@ -1,0 +1,196 @@
+"""Severity of each log line: INFO, WARNING or ERROR.
+
+Contract
+--------
+``classify(lines)`` returns one ``Level`` per line, in order. It reads each line with an
+ordered rule table (first match wins) and then applies context that a single line cannot
+carry: Python tracebacks (header, frames, code lines, the final exception line, chained
+"During handling ..." blocks, tails that start in the middle of a traceback), Java "at ..."
+frames after an error, and Kaldi / C++ stack traces. Lines without any marker are INFO.
+``line_level(line)`` is the context-free part, for a single line.
+
+The table is ordered from the most explicit to the most heuristic:
+1. a level field written by a logger (``- ERROR -``, ``[WARNING]``, glog ``E1130``, Kaldi
+   ``LOG (``, ``NCCL INFO``, vLLM ``ERROR 11-30``, shell ``+ cmd``, make's own lines): trusted
+   even when the message itself mentions "error";
+2. a few benign shapes that merely mention errors (``no errors``, ``errors: 0``);
+3. keyword rules: exception lines, ``error:``, signals, Slurm, Ascend codes, Chinese words.
+Lowercase ``error``/``warning`` alone (``error_rate``, ``--warning-level``, ``error_utils.py``)
+never makes a line an error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import re2
+
+from .types import Level
+
+E, W, I = Level.ERROR, Level.WARNING, Level.INFO  # noqa: E741 - table readability
+
+_EXCEPTION_CLASS = r"(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*)?(?:Error|Exception|Exit|Interrupt|Fault)"
+
+# (what it recognises, pattern, level). The first rule whose pattern is found decides.
+# Patterns are RE2 syntax (no look-arounds; \w, \s and \b are ASCII): all of them run at once
+# as one RE2 set, so a line costs one scan however long the table grows.
+# fmt: off
+RULES: tuple[tuple[str, str, Level], ...] = (
+    # 1. Level fields written by a program or logger.
+    ("shell xtrace", r"^\++ \S", I),
+    ("make error", r"^\s*(?:g?make|ninja)(?:\[\d+\])?: \*\*\*", E),
+    ("make progress", r"^\s*(?:g?make|ninja)(?:\[\d+\])?: (?:Entering|Leaving|Nothing to be)", I),
+    ("kaldi error", r"^(?:ERROR|ASSERTION_FAILED) \(", E),
+    ("kaldi warning", r"^WARNING \(", W),
+    ("kaldi log", r"^(?:LOG|VLOG\[\d+\]) \(", I),
+    ("glog error", r"(?:^|[\s\]:])[EF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)? +\d+ [\w.\-]+:\d+\]", E),
+    ("glog warning", r"(?:^|[\s\]:])W\d{4} \d\d:\d\d:\d\d(?:\.\d+)? +\d+ [\w.\-]+:\d+\]", W),
+    ("glog info", r"(?:^|[\s\]:])I\d{4} \d\d:\d\d:\d\d(?:\.\d+)? +\d+ [\w.\-]+:\d+\]", I),
+    ("torch c10 error", r"\[[EF](?:\d{3,4} [\d:.]+)? [\w.\-]+:\d+\]", E),
+    ("torch c10 warning", r"\[W(?:\d{3,4} [\d:.]+)? [\w.\-]+:\d+\]", W),
+    ("torch c10 info", r"\[I(?:\d{3,4} [\d:.]+)? [\w.\-]+:\d+\]", I),
+    ("nccl warn", r"\bNCCL WARN\b", W),
+    ("nccl info", r"\bNCCL INFO\b", I),
+    ("logger error", r"(?:^|[^=\w])(?:ERROR|CRITICAL|FATAL|SEVERE|PANIC|EMERG|ALERT)(?:$|\W)", E),
+    ("logger warning", r"(?:^|[^=\w])(?:WARNING|WARN)(?:$|\W)", W),
+    ("logger info", r"(?:^|[^=\w])(?:INFO|DEBUG|TRACE|NOTICE)(?:$|\W)", I),
+    ("compiler note", r":\d+(?::\d+)?: note:", I),
+    # 2. Benign mentions of errors.
+    ("no errors", r"(?i)\b(?:no|zero|0|without)\s+(?:errors?|warnings?|failures?|failed)\b", I),
+    ("zero errors", r"(?i)\b(?:errors?|warnings?|failures?|failed)\s*[:=]\s*0(?:$|[^\d.])", I),
+    ("error rate", r"(?i)\berror[ _-]?rates?\b", I),
+    # 3. Keywords.
+    ("traceback header", r"\bTraceback \(most recent call last\)", E),
+    ("chained exception", r"^\s*(?:During handling of the above exception|The above exception)", E),
+    ("exception", r"(?:^|[\s:\]|>)])" + _EXCEPTION_CLASS + r"(?::(?:\s|$)|$)", E),
+    ("error:", r"(?:^|[\s:\]])(?:fatal )?(?:error|Error):(?:\s|$)", E),
+    ("Error", r"(?:^|[:\]]\s+)Error\b", E),
+    ("fatal", r"(?:^|\s)(?:[Ff]atal(?: error)?:|panic:)", E),
+    ("signal", r"\bSegmentation fault\b|\bcore dumped\b|\bBus error\b|\bIllegal instruction\b"
+        r"|\bFloating point exception\b", E),
+    ("killed", r"(?:^|\s)(?:Killed|Aborted)(?:$|[\s.:])", E),
+    ("c++ terminate", r"\bterminate called\b|^\s*what\(\):", E),
+    ("slurm", r"\*\*\* (?:JOB|STEP) .*\b(?:CANCELLED|FAILED|TIMEOUT)\b", E),
+    ("ascend code", r"\bE[A-Z]\d{4}\b", E),
+    ("failure phrase", r"\b(?:[Ff]ailed (?:to|with|because)|FAIL(?:ED|URE)?)\b"
+        r"|\bundefined reference to\b|\b[1-9]\d* (?:/ \d+ )?(?:jobs? |tasks? )?failed\b"
+        r"|\bNo such file or directory\b"
+        r"|\bNo space left on device\b|\b[Cc]annot allocate memory\b|\b[Oo]ut of memory\b"
+        r"|\bcommand not found\b|\bnon-zero exit status\b|\bexit (?:code|status):? [1-9]", E),
+    ("chinese error", r"错误|失败|异常|报错", E),
+    ("python warning", r"\b[A-Z]\w*Warning:", W),
+    ("warning:", r"(?:^|[\s:\]])(?:[Ww]arning):", W),
+    ("deprecated", r"\b[Dd]eprecated\b", W),
+    ("chinese warning", r"警告", W),
+)
+# fmt: on
+
+
+def _rule_set() -> re2.Set:
+    options = re2.Options()
+    options.max_mem = 64 << 20
+    rules = re2.Set.SearchSet(options)
+    for _name, pattern, _level in RULES:
+        rules.Add(pattern)
+    rules.Compile()
+    return rules
+
+
+_RULE_SET = _rule_set()
+
+_TRACEBACK = re.compile(r"Traceback \(most recent call last\):?")
+_CHAINED = re.compile(r"^\s*(?:During handling of the above exception|The above exception)")
+_FRAME = re.compile(r'^(.*?)\s+File "[^"]*", line \d+')
+_JAVA_FRAME = re.compile(r"^\s+at [\w$.<>/]+\(.*\)\s*$|^\s+\.\.\. \d+ more\s*$|^Caused by: ")
+_STACK_TRACE = re.compile(r"\[ Stack-Trace: \]")
+_DIGITS = str.maketrans("0123456789", "0000000000")
+_CONTEXT_HINT = re2.compile(
+    r"Traceback \(most recent call last\)|^\s*(?:During handling of|The above exception)"
+    r'|\s+File "|\[ Stack-Trace: \]|^\s+at |^\s+\.\.\. \d+ more|^Caused by: '
+)
+
+
+def line_level(line: str) -> Level:
+    """The level of one line on its own (the rule table, no context)."""
+    found = _RULE_SET.Match(line)
+    return RULES[min(found)][2] if found else Level.INFO
+
+
+def rule_name(line: str) -> str | None:
+    """Which rule of the table decides ``line`` (for debugging and tests)."""
+    found = _RULE_SET.Match(line)
+    return RULES[min(found)][0] if found else None
+
+
+def classify(lines: Sequence[str]) -> list[Level]:
+    """One level per line, using the rule table plus traceback and stack-trace context."""
+    distinct = dict.fromkeys(lines)
+    level_of = {s: line_level(s) for s in distinct}
+    levels = [level_of[s] for s in lines]
+    # Only lines that can open or continue a block need the per-line walk below.
+    hinted = {s for s in distinct if _CONTEXT_HINT.search(s)}
+    if not hinted:
+        return levels
+
+    prefix: str | None = None  # text before "Traceback"/"File", digits zeroed; None = no block
+    stack_trace = ""  # "" outside, "start" after the Kaldi header, "in" inside the frames
+    for i, line in enumerate(lines):
+        if prefix is None and not stack_trace and line not in hinted:
+            continue
+        if stack_trace:
+            if line.strip():
+                levels[i] = Level.ERROR
+                stack_trace = "in"
+                continue
+            if stack_trace == "in":
+                stack_trace = ""
+            continue
+        if _STACK_TRACE.search(line):
+            levels[i] = Level.ERROR
+            stack_trace = "start"
+            prefix = None
+            continue
+
+        header = _TRACEBACK.search(line)
+        if header:
+            prefix = line[: header.start()].translate(_DIGITS)
+            levels[i] = Level.ERROR
+            continue
+        if _CHAINED.match(line):
+            levels[i] = Level.ERROR
+            prefix = None
+            continue
+        frame = _FRAME.match(line)
+        if frame and (prefix is None or not line.translate(_DIGITS).startswith(prefix)):
+            prefix = frame.group(1).translate(_DIGITS)
+            _mark_cut_traceback(lines, levels, i, prefix)
+        if prefix is not None:
+            if not line.translate(_DIGITS).startswith(prefix):
+                prefix = None
+            elif not line[len(prefix) :].strip():
+                prefix = None  # a blank line: the traceback was cut short
+            else:
+                levels[i] = Level.ERROR
+                if line[len(prefix)] not in " \t":
+                    prefix = None  # the exception line ends the traceback
+                continue
+        if _JAVA_FRAME.match(line) and i and levels[i - 1] is Level.ERROR:
+            levels[i] = Level.ERROR
+    return levels
+
+
+def _mark_cut_traceback(
+    lines: Sequence[str], levels: list[Level], first_frame: int, prefix: str
+) -> None:
+    """A frame with no "Traceback" header: the tail was cut inside a traceback, so the
+    indented code lines just above the first visible frame belong to it too."""
+    i = first_frame - 1
+    while i >= 0 and levels[i] is not Level.ERROR:
+        line = lines[i]
+        if not line.translate(_DIGITS).startswith(prefix) or not line[len(prefix) :].strip():
+            break
+        if line[len(prefix)] not in " \t":
+            break
+        levels[i] = Level.ERROR
+        i -= 1

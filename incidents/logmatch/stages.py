@@ -1,0 +1,194 @@
+"""Which pipeline stage a log comes from: build, data, train or serve.
+
+Contract
+--------
+``infer_stage(lines, log_path=None)`` returns ``(stage, reason)`` where stage is one of
+``STAGES`` or None, and reason is a short English sentence naming the evidence, e.g.
+``"log path exp/tri3/log/align.1.log: alignment"``. Unknown gives ``(None, "")``.
+
+Evidence, strongest first:
+1. the log path (Kaldi layout ``exp/<model>/log/<step>.<job>.log``, ``data/...``,
+   ``make_mfcc``, ``decode_*``, build directories, generic words such as ``serve``/``train``);
+2. program names in the lines (Kaldi binaries and recipe scripts, torchrun, deepspeed, vllm,
+   cmake, gcc, ...), which weigh more than
+3. keywords (training step/epoch/loss, requests/KV cache, undefined reference, utt2spk, ...).
+Line evidence is scored per stage; later lines weigh up to twice as much as early ones,
+because a tail ends where the job failed. Each rule counts at most ``_MAX_HITS`` times, so a
+flood of one line cannot outvote everything else.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Sequence
+
+import re2
+
+STAGES = ("build", "data", "train", "serve")
+
+# fmt: off
+# (stage, what it means, pattern on the normalised path). First match wins.
+PATH_RULES: tuple[tuple[str, str, str], ...] = (
+    ("serve", "decoding", r"(?:^|/)decode[\w.\-]*(?:/|$)|(?:^|/)log/decode\."),
+    ("data", "feature extraction",
+     r"(?:^|/)make_(?:mfcc|fbank|plp|pitch)\w*(?:/|$)|(?:^|/)log/make_(?:mfcc|fbank|plp)"),
+    ("data", "CMVN statistics", r"(?:^|/)(?:compute_)?cmvn\w*(?:/|$)|(?:^|/)log/cmvn"),
+    ("data", "data directory", r"^(?:\./)?data/|(?:^|/)(?:data_?prep|prepare_data|local/data)"),
+    ("train", "alignment", r"(?:^|/)log/(?:align|ali|fmllr|realign)[\w\-]*\.(?:\d+\.)*log$"),
+    ("train", "acoustic model training",
+     r"(?:^|/)log/(?:train|acc|update|init|mixup|tree|compile_questions|est|compute_prob"
+     r"|combine|get_egs|egs|shuffle|average|progress|cluster)[\w\-]*\.(?:\d+\.)*log$"),
+    ("train", "Kaldi experiment directory", r"^(?:\./)?exp/"),
+    ("build", "build",
+     r"(?:^|/)(?:build|_build|cmake-build[\w\-]*|CMakeFiles)(?:/|$)"
+     r"|(?:^|/)(?:config|CMakeOutput|CMakeError|make|build|compile|install)\.log$"),
+    ("serve", "serving", r"(?i)serv(?:e|er|ing)|vllm|sglang|inference|api"),
+    ("train", "training", r"(?i)train|finetun|pretrain|sft|rlhf"),
+    ("data", "data preparation", r"(?i)preprocess|prepar|dataset|download|tokeniz"),
+    ("build", "build", r"(?i)build|compil|install|configure"),
+)
+
+# (stage, kind, what it means, pattern). A "program" weighs 3, a "keyword" 1.
+LINE_RULES: tuple[tuple[str, str, str, str], ...] = (
+    # Kaldi binaries and recipe scripts.
+    ("train", "program", "alignment",
+     r"\bgmm-align-compiled\b|\balign-equal-compiled\b|\bsteps/align_\w+\.sh\b"
+     r"|\balign_(?:si|fmllr|sgmm2?|basis_fmllr)\.sh\b"),
+    ("train", "program", "GMM training",
+     r"\bgmm-(?:acc-stats-ali|est|init-mono|sum-accs|mixup|init-model)\b|\bcompile-train-graphs\b"
+     r"|\bacc-tree-stats\b|\bbuild-tree\b|\bsteps/train_\w+\.sh\b"
+     r"|\btrain_(?:mono|deltas|lda_mllt|sat)\.sh\b"),
+    ("train", "program", "nnet3 training",
+     r"\bnnet3-(?:chain-)?(?:train|get-egs|combine|compute-prob|shuffle-egs)\b"
+     r"|\bsteps/nnet3/(?:chain/)?train\w*\.py\b|\bnnet3/train/"),
+    ("data", "program", "feature extraction",
+     r"\bcompute-(?:mfcc|fbank|plp|spectrogram)-feats\b|\bcompute-and-process-kaldi-pitch-feats\b"
+     r"|\bcompute-cmvn-stats\b|\bextract-segments\b|\bsteps/make_(?:mfcc|fbank|plp)\w*\.sh\b"
+     r"|\bsteps/compute_cmvn_stats\.sh\b"),
+    ("data", "program", "data directory preparation",
+     r"\b(?:utils/)?(?:validate|fix|copy|subset|combine)_data_dir\.sh\b|\butils/data/\w+\.sh\b"
+     r"|\bprepare_lang\.sh\b|\blocal/\w*(?:data|prep)\w*\.(?:sh|py)\b"),
+    ("serve", "program", "decoding",
+     r"\b(?:gmm|nnet3|nnet2|sgmm2)-latgen-\w+\b|\bonline2?-\w*(?:decode|latgen)\w*"
+     r"|\bsteps/(?:nnet3/)?decode\w*\.sh\b|\bmkgraph\.sh\b|\bcompute-wer\b"
+     r"|\blattice-(?:best-path|scale|add-penalty)\b"),
+    # Launchers, servers and build tools.
+    ("train", "program", "training launcher",
+     r"\btorchrun\b|\btorch\.distributed\.(?:launch|run)\b|\bdeepspeed\b|\baccelerate launch\b"
+     r"|\bllamafactory-cli train\b|\b[Mm]egatron\b|\bpretrain_\w+\.py\b|\btrain\w*\.py\b"
+     r"|\bfinetune\w*\.py\b"),
+    ("serve", "program", "serving engine",
+     r"\bv[Ll][Ll][Mm]\b|\bsglang\b|\btext-generation-(?:inference|launcher)\b|\btritonserver\b"
+     r"|\bapi_server\b|\buvicorn\b|\bEngineCore\b|\bLLMEngine\b|\bllm_engine\b|\bollama\b"
+     r"|\bllama-server\b"),
+    ("build", "program", "build tool",
+     r"\b[Cc][Mm]ake\b|\bCMakeFiles\b|\bmake(?:\[\d+\])?: |\bninja\b|\./configure\b"
+     r"|(?:^|[ \t/])(?:gcc|g\+\+|clang\+?\+?|nvcc|c\+\+|ld|collect2)(?:[ \t:]|$)"
+     r"|\bsetup\.py (?:build|bdist_wheel|install|develop)\b|\bbdist_wheel\b|\bBuilding wheels?\b"
+     r"|\bpip install\b"),
+    ("data", "program", "data tool",
+     r"\blmplz\b|\bbuild_binary\b|\bsentencepiece\b|\bspm_train\b|\bimg2dataset\b"
+     r"|\bdatasets\.map\b|\bffmpeg\b|\bsox\b"),
+    # Keywords.
+    ("train", "keyword", "training progress",
+     r"(?i)\b(?:epoch|global_step|train(?:ing)? (?:step|loss)|grad(?:ient)? norm|learning rate"
+     r"|loss scale|optimizer|backward|num epochs|running training|iteration \d)"),
+    ("train", "keyword", "loss and checkpoints",
+     r"(?i)\b(?:loss|lr)\s*[:=]\s*[\d.]|\bloss (?:nan|inf)\b|\bOVERFLOW\b|\bGradient overflow\b"
+     r"|\bcheckpoint"),
+    ("serve", "keyword", "serving",
+     r"(?i)\b(?:requests?|serving|api_server|tokens? per second|tokens/s|kv cache|gpu blocks"
+     r"|max_model_len|max seq len|gpu_memory_utilization|/v1/|chat/completions|latency"
+     r"|throughput|inference)\b"),
+    ("serve", "keyword", "decoding",
+     r"(?i)\b(?:decod(?:e|ing|able)|lattice|transcrib\w*|recogni[sz]\w*)\b"),
+    ("build", "keyword", "compilation",
+     r"(?i)\b(?:configur(?:e|ing)|compil(?:e|ing|ation)|undefined reference|linking"
+     r"|building (?:cxx|c|cuda) object|no rule to make target|checking (?:for|compiler))\b"),
+    ("data", "keyword", "data preparation",
+     r"(?i)\b(?:feature extraction|utt2spk|spk2utt|wav\.scp|reco2dur|segments file"
+     r"|data[- ]directory|data prep\w*|preprocess\w*|download(?:ing)? (?:data|dataset|corpus)"
+     r"|running tokenizer on dataset|tokeniz(?:e|ing) (?:the )?(?:dataset|corpus))\b"),
+)
+# fmt: on
+_WEIGHT = {"program": 3, "keyword": 1}
+
+_MAX_HITS = 5
+_PATH_COMPILED = tuple((stage, what, re.compile(p)) for stage, what, p in PATH_RULES)
+
+
+def _named(i: int, pattern: str) -> str:
+    # A leading (?i) must become a scoped flag group to join the alternation.
+    if pattern.startswith("(?i)"):
+        return f"(?P<r{i}>(?i:{pattern[4:]}))"
+    return f"(?P<r{i}>{pattern})"
+
+
+# RE2 scans the whole text once with a DFA (~100 MB/s whatever the number of rules); Python's
+# re would try every alternative at every position, 50-100 times slower on a long tail.
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.max_mem = 64 << 20
+_LINE_PATTERN = re2.compile(
+    "(?m)" + "|".join(_named(i, rule[3]) for i, rule in enumerate(LINE_RULES)), _RE2_OPTIONS
+)
+
+
+def infer_stage(lines: Sequence[str], log_path: str | None = None) -> tuple[str | None, str]:
+    """The stage of a log and a short reason; ``(None, "")`` when nothing points anywhere."""
+    if log_path:
+        found = stage_from_path(log_path)
+        if found:
+            return found
+    return stage_from_lines(lines)
+
+
+def stage_from_path(log_path: str) -> tuple[str, str] | None:
+    path = log_path.strip().replace("\\", "/")
+    for stage, what, pattern in _PATH_COMPILED:
+        if pattern.search(path):
+            return stage, f"log path {path}: {what}"
+    return None
+
+
+def stage_from_lines(lines: Sequence[str]) -> tuple[str | None, str]:
+    if not lines:
+        return None, ""
+    # Each distinct line once, at its last position: a flood of one line is one piece of
+    # evidence, and the scan stays proportional to the distinct text.
+    last = dict(zip(lines, range(1, len(lines) + 1), strict=True))
+    unique = list(last)
+    text = "\n".join(s.replace("\n", " ") for s in unique)
+    starts = [0]
+    for s in unique[:-1]:
+        starts.append(starts[-1] + len(s) + 1)
+    total = len(lines)
+
+    hits: dict[int, list[tuple[int, str]]] = {}  # rule index -> [(line number, matched text)]
+    for m in _LINE_PATTERN.finditer(text):
+        rule = int(m.lastgroup[1:])
+        matched = m.group()
+        at = m.start() + len(matched) - len(matched.lstrip())  # a match may open on "\n"
+        number = last[unique[bisect_right(starts, at) - 1]]
+        hits.setdefault(rule, []).append((number, matched.strip()))
+
+    scores = dict.fromkeys(STAGES, 0.0)
+    best: dict[str, tuple[float, int, int, str]] = {}  # stage -> (contribution, rule, line, text)
+    for rule, found in hits.items():
+        stage, kind, _what, _pattern = LINE_RULES[rule]
+        distinct: dict[int, str] = {}
+        for number, matched in found:
+            distinct.setdefault(number, matched)
+        recent = sorted(distinct.items())[-_MAX_HITS:]
+        contribution = sum(_WEIGHT[kind] * (1 + number / total) for number, _ in recent)
+        scores[stage] += contribution
+        number, matched = recent[-1]
+        if stage not in best or contribution > best[stage][0]:
+            best[stage] = (contribution, rule, number, matched)
+
+    winner = max(STAGES, key=lambda s: scores[s])
+    if scores[winner] <= 0:
+        return None, ""
+    _contribution, rule, number, matched = best[winner]
+    _stage, kind, what, _pattern = LINE_RULES[rule]
+    return winner, f"{kind} {matched} (line {number}): {what}"

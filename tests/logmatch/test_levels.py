@@ -1,0 +1,242 @@
+"""classify / line_level: one level per line, for the formats our users paste."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from incidents.logmatch.levels import RULES, classify, line_level, rule_name
+from incidents.logmatch.types import Level
+
+E, W, I = Level.ERROR, Level.WARNING, Level.INFO  # noqa: E741
+
+SINGLE_LINES = [
+    # Python logging
+    ("2024-01-01 12:00:00,123 - trainer - ERROR - step failed", E),
+    ("2024-01-01 12:00:00,123 - trainer - WARNING - slow step", W),
+    ("2024-01-01 12:00:00,123 - trainer - INFO - step 10 done", I),
+    ("ERROR:root:could not open shard", E),
+    ("WARNING:tensorflow:From x.py:12: calling foo", W),
+    ("[2024-01-01 12:00:00,123][WARNING] learning rate is high", W),
+    ("[2024-01-01 12:00:00,123][ERROR] worker exited", E),
+    ("CRITICAL: disk failure", E),
+    ("FATAL: cannot continue", E),
+    ("2024-04-27 10:13:05 | ERROR | stderr | boom", E),
+    ("[INFO|trainer.py:1715] 2023-11-03 15:37:36,125 >> ***** Running training *****", I),
+    ("wandb: ERROR api_key not configured (no-tty).", E),
+    # exceptions without a traceback
+    ("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB", E),
+    ("torch.cuda.OutOfMemoryError: CUDA out of memory.", E),
+    ("Exception: Expected exp/chain/tri6b_tree/ali.1.gz to exist.", E),
+    ("huggingface_hub.utils._errors.GatedRepoError: 401 Client Error.", E),
+    ("KeyboardInterrupt", E),
+    ("/usr/lib/python3/site-packages/x.py:12: UserWarning: deprecated call", W),
+    # glog and PyTorch c10
+    ("E1130 12:00:00.123456 12345 file.cc:45] Check failed: x > 0", E),
+    ("F1130 12:00:00.123456 12345 file.cc:45] fatal", E),
+    ("W1130 12:00:00.123456 12345 file.cc:45] something odd", W),
+    ("I1130 12:00:00.123456 12345 file.cc:45] started", I),
+    ("[E ProcessGroupNCCL.cpp:475] [Rank 0] Watchdog caught collective operation timeout", E),
+    ("[rank4]:[E1016 03:31:38.928463388 ProcessGroupNCCL.cpp:607] [Rank 4] Watchdog", E),
+    ("[W ProcessGroupNCCL.cpp:1856] Warning: 0NCCL_BLOCKING_WAIT is not set", W),
+    ("[rank7]:[W609 06:57:47.819535026 compiler_depend.ts:877] Warning: HCCL timeout", W),
+    # Kaldi
+    ("WARNING (gmm-align-compiled[5.5]:AlignUtteranceWrapper():align-utils.cc:93) Retrying", W),
+    ("ERROR (gmm-align-compiled[5.5]:main():gmm-align-compiled.cc:120) bad model", E),
+    ("LOG (gmm-align-compiled[5.5]:main():gmm-align-compiled.cc:127) Done 100 files, 0 errors", I),
+    ("LOG (compute-wer[5.5]:main():compute-wer.cc:105) error rate computed", I),
+    ("ASSERTION_FAILED (nnet3-train[5.5]:Foo():nnet.cc:12) Assertion failed: (x)", E),
+    ("VLOG[2] (nnet3-train[5.5]:Bar():nnet.cc:88) objective -1.2", I),
+    # NCCL / HCCL / Ascend
+    ("node1:140:140 [0] include/socket.h:333 NCCL WARN Call to bind failed", W),
+    ("node1:140:39062 [0] NCCL INFO Setting affinity for GPU 0", I),
+    ("[ERROR] HCCL(1234,python):2024-01-01 HcclCommInit failed", E),
+    ("EI9999: Inner Error! The device memory is not enough", E),
+    ("EE9999: Inner Error, Please contact support engineer!", E),
+    # DeepSpeed, vLLM
+    ("[WARNING] [stage3.py:1850:step] 3 pytorch allocator cache flushes", W),
+    ("[2023-04-28 06:51:29,903] [INFO] [loss_scaler.py:188:update_scale] [deepspeed] OVERFLOW!", I),
+    ("ERROR 11-30 12:00:00 [engine.py:123] Engine background task failed", E),
+    ("WARNING 11-30 12:00:00 [config.py:456] Casting torch.bfloat16 to torch.float16.", W),
+    ("INFO 04-27 10:11:03 llm_engine.py:70] Initializing an LLM engine", I),
+    ("(VllmWorker rank=0 pid=1) ERROR 11-30 12:00:00 [worker.py:1] RuntimeError: boom", E),
+    # Slurm
+    (
+        "slurmstepd: error: *** JOB 123 ON n1 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***",
+        E,
+    ),
+    ("*** STEP 123.0 ON n1 CANCELLED AT 2024-01-01T00:00:00 ***", E),
+    ("srun: error: n1: task 0: Exited with exit code 1", E),
+    # shell, make, compilers
+    ("+ python train.py --log-level error", I),
+    ("++ export NCCL_DEBUG=WARN", I),
+    ("make: *** [Makefile:12: all] Error 2", E),
+    ("make[2]: *** [src/CMakeFiles/foo.dir/build.make:63: foo.o] Error 1", E),
+    ("make[1]: Leaving directory '/home/u/error_project'", I),
+    ("make[1]: Entering directory '/src/kaldi/src/base'", I),
+    ("foo.cc:12:3: error: 'x' was not declared in this scope", E),
+    ("foo.cc:12:3: warning: unused variable 'y' [-Wunused-variable]", W),
+    ("warning: implicit declaration of function 'bar'", W),
+    ("foo.cc:12:3: note: declared here", I),
+    ("/usr/bin/ld: main.o: undefined reference to `kaldi::Foo()'", E),
+    ("collect2: error: ld returned 1 exit status", E),
+    # signals and misc
+    ("Segmentation fault (core dumped)", E),
+    ("Killed", E),
+    ("run.sh: line 12: 4321 Killed python train.py", E),
+    ("Aborted (core dumped)", E),
+    ("panic: runtime error: index out of range", E),
+    ("terminate called after throwing an instance of 'std::runtime_error'", E),
+    ("OSError: [Errno 28] No space left on device", E),
+    # Chinese
+    ("训练过程中发生错误：显存不足", E),
+    ("任务失败，请检查配置", E),
+    ("警告：学习率过大", W),
+    # plain lines and false positives
+    ("epoch 3 step 1200 loss 2.345", I),
+    ("error_rate=0.1 wer=12.3", I),
+    ("errors: 0", I),
+    ("Validation finished, no errors found", I),
+    ("python run.py --warning-level 2", I),
+    ("loading helpers from error_utils.py", I),
+    ("0 warnings, 0 errors", I),
+    ("export LOG_LEVEL=ERROR", I),
+    ("", I),
+]
+
+
+@pytest.mark.parametrize(("line", "level"), SINGLE_LINES, ids=[s[:50] for s, _ in SINGLE_LINES])
+def test_single_line(line, level):
+    assert line_level(line) is level, rule_name(line)
+    assert classify([line]) == [level]
+
+
+def test_logger_level_field_beats_keywords_in_the_message():
+    assert line_level("2024-01-01 - x - INFO - retried after RuntimeError: timeout") is I
+    assert line_level("[INFO] 0 errors, Segmentation fault handler installed") is I
+
+
+def test_rule_table_is_ordered_and_named():
+    names = [name for name, _pattern, _level in RULES]
+    assert len(names) == len(set(names))
+    assert names.index("logger info") < names.index("exception")
+    assert names.index("no errors") < names.index("error:")
+    assert rule_name("plain text") is None
+    assert rule_name("Killed") == "killed"
+
+
+class TestTracebacks:
+    def test_full_traceback_is_error(self):
+        lines = [
+            "epoch 1 loss 2.0",
+            "Traceback (most recent call last):",
+            '  File "train.py", line 10, in <module>',
+            "    main()",
+            '  File "train.py", line 5, in main',
+            "    raise ValueError('bad config')",
+            "ValueError: bad config",
+            "cleanup done",
+        ]
+        assert classify(lines) == [I, E, E, E, E, E, E, I]
+
+    def test_exception_line_without_error_suffix_ends_the_traceback(self):
+        lines = [
+            "Traceback (most recent call last):",
+            '  File "x.py", line 1, in <module>',
+            "StopIteration",
+            "next run",
+        ]
+        assert classify(lines) == [E, E, E, I]
+
+    def test_chained_exceptions(self):
+        lines = [
+            "Traceback (most recent call last):",
+            '  File "a.py", line 1, in f',
+            "KeyError: 'x'",
+            "",
+            "During handling of the above exception, another exception occurred:",
+            "",
+            "Traceback (most recent call last):",
+            '  File "a.py", line 3, in g',
+            "RuntimeError: wrapped",
+        ]
+        assert classify(lines) == [E, E, E, I, E, I, E, E, E]
+
+    def test_direct_cause_chain(self):
+        lines = ["The above exception was the direct cause of the following exception:"]
+        assert classify(lines) == [E]
+
+    def test_tail_cut_inside_a_traceback(self):
+        lines = [
+            "    return cupy.ndarray(shape, dtype, order=order)",
+            '  File "cupy/core/core.pyx", line 150, in cupy.core.core.ndarray.__init__',
+            '  File "cupy/cuda/memory.pyx", line 517, in cupy.cuda.memory.alloc',
+            "cupy.cuda.memory.OutOfMemoryError: out of memory to allocate 80384 bytes",
+            "# Ended (code 256) at Sat Nov 17 12:59:03 SGT 2018",
+        ]
+        assert classify(lines) == [E, E, E, E, I]
+
+    def test_prefixed_traceback_from_torchrun(self):
+        lines = [
+            "[rank0]: Traceback (most recent call last):",
+            '[rank0]:   File "/w/train.py", line 12, in <module>',
+            "[rank0]:     trainer.train()",
+            "[rank0]: torch.OutOfMemoryError: CUDA out of memory.",
+            "[rank1]: still running",
+        ]
+        assert classify(lines) == [E, E, E, E, I]
+
+    def test_indented_traceback_inside_pip_output(self):
+        lines = [
+            "      running bdist_wheel",
+            "      Traceback (most recent call last):",
+            '        File "<string>", line 2, in <module>',
+            "      OSError: CUDA_HOME environment variable is not set.",
+            "      [end of output]",
+        ]
+        assert classify(lines) == [I, E, E, E, I]
+
+    def test_blank_line_ends_a_cut_traceback(self):
+        lines = ["Traceback (most recent call last):", '  File "x.py", line 1', "", "  indented"]
+        assert classify(lines) == [E, E, I, I]
+
+    def test_kaldi_stack_trace(self):
+        lines = [
+            "ERROR (online2-wav-nnet3-latgen-faster[5.5]:Foo():x.cc:45) dimension mismatch",
+            "",
+            "[ Stack-Trace: ]",
+            "",
+            "kaldi::MessageLogger::HandleMessage(kaldi::LogMessageEnvelope const&, char const*)",
+            "main",
+            "",
+            "LOG (online2-wav-nnet3-latgen-faster[5.5]:main():x.cc:12) Done.",
+        ]
+        assert classify(lines) == [E, I, E, I, E, E, I, I]
+
+    def test_java_frames_after_an_exception(self):
+        lines = [
+            "java.io.IOException: Connection reset",
+            "\tat org.apache.hadoop.ipc.Client.call(Client.java:1475)",
+            "\t... 12 more",
+            "Caused by: java.net.SocketException: reset",
+            "next",
+        ]
+        assert classify(lines) == [E, E, E, E, I]
+
+
+def test_one_level_per_line_for_a_real_tail():
+    lines = [
+        "WARNING (gmm-align-compiled[5.5.1068]:AlignUtteranceWrapper():decoder-wrappers.cc:617) "
+        "Retrying utterance 1-71 with beam 40",
+        "LOG (gmm-align-compiled[5.5.1068]:main():gmm-align-compiled.cc:127) 1-72",
+    ] * 50
+    assert classify(lines) == [W, I] * 50
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(max_size=80), max_size=40))
+def test_classify_never_crashes_and_keeps_length(lines):
+    levels = classify(lines)
+    assert len(levels) == len(lines)
+    assert all(isinstance(level, Level) for level in levels)
