@@ -1,0 +1,55 @@
+"""The log engine: from a pasted tail to its stage, errors, grouped warnings and ranked remedies.
+
+Plain Python, no Django: frozen dataclasses go in (`IncidentSpec`, `SignatureSpec`) and come
+out (`Report`). Compile the knowledge base with `build_index`, analyse with `analyze`, store
+or print `report_as_dict(report)`; `check_signature` validates a pattern before it is saved.
+"""
+
+from .analyze import KnowledgeIndex, analyze, build_index, report_as_dict
+from .benign import benign_lines
+from .reading import read_input
+from .redact import redact
+from .signatures import check_signature
+from .stages import infer_stage
+from .templates import mask_line
+from .types import (
+    BinaryInput,
+    EmptyInput,
+    Evidence,
+    Group,
+    IncidentSpec,
+    InputError,
+    InputTooLarge,
+    Level,
+    Limits,
+    Line,
+    Report,
+    SignatureSpec,
+    Suggestion,
+)
+
+__all__ = [
+    "BinaryInput",
+    "EmptyInput",
+    "Evidence",
+    "Group",
+    "IncidentSpec",
+    "InputError",
+    "InputTooLarge",
+    "KnowledgeIndex",
+    "Level",
+    "Limits",
+    "Line",
+    "Report",
+    "SignatureSpec",
+    "Suggestion",
+    "analyze",
+    "benign_lines",
+    "build_index",
+    "check_signature",
+    "infer_stage",
+    "mask_line",
+    "read_input",
+    "redact",
+    "report_as_dict",
+]

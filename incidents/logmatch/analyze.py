@@ -1,0 +1,217 @@
+"""One analysis of a log tail: read, redact, classify, group, match, rank; and its JSON form.
+
+`build_index` compiles the knowledge base once (per knowledge version, cached by the caller);
+`analyze` then runs in milliseconds per tail. The Django side stores `report_as_dict(report)`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from .benign import benign_lines
+from .levels import classify
+from .ranking import (
+    Clue,
+    Tail,
+    feedback_clues,
+    rank,
+    signature_clues,
+    similarity_clues,
+)
+from .reading import read_input
+from .redact import redact
+from .signatures import SignatureSet, build_signature_set
+from .similarity import SimilarityIndex
+from .stages import infer_stage
+from .templates import group, mask_line
+from .types import (
+    Group,
+    IncidentSpec,
+    Level,
+    Limits,
+    Line,
+    Report,
+    SignatureSpec,
+    Suggestion,
+)
+
+DEFAULT_LIMITS = Limits()
+MAX_ERRORS_LISTED = 200  # the last ones: the end of a tail is where a failure shows
+
+
+@dataclass(frozen=True)
+class KnowledgeIndex:
+    """The compiled knowledge base: every incident, its signatures in one RE2 set, and the
+    similarity vectors. Immutable; build a new one when the knowledge base changes."""
+
+    incidents: Mapping[str, IncidentSpec]
+    signatures: SignatureSet
+    similarity: SimilarityIndex
+    rejected: Mapping[str, str] = field(default_factory=dict)  # signature key -> reason
+
+
+def build_index(
+    incidents: Iterable[IncidentSpec], signatures: Iterable[SignatureSpec]
+) -> KnowledgeIndex:
+    """Compile the knowledge base. Never raises for a bad pattern: it is skipped, and
+    `KnowledgeIndex.rejected[key]` says why. Signatures are also run over the benign
+    reference corpus once, so that the ranking knows which ones healthy logs show too."""
+    by_slug = {incident.slug: incident for incident in incidents}
+    ordered = list(by_slug.values())
+    signature_set = build_signature_set(ordered, signatures, benign_lines())
+    return KnowledgeIndex(
+        incidents=by_slug,
+        signatures=signature_set,
+        similarity=SimilarityIndex(ordered),
+        rejected=dict(signature_set.rejected),
+    )
+
+
+def analyze(
+    data: bytes | str,
+    index: KnowledgeIndex | None,
+    *,
+    log_path: str | None = None,
+    feedback: Mapping[tuple[str, str], float] | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Report:
+    """Analyse one pasted tail. Without an index, only reading and grouping are done.
+
+    Raises the `InputError` subclasses (`EmptyInput`, `InputTooLarge`, `BinaryInput`) for
+    input it refuses; their messages are meant for the person who pasted the log.
+    """
+    read = read_input(data, limits)
+    lines, redactions = _redact_lines(read.lines)
+    levels = classify(lines)
+    groups, line_groups = group(lines, levels, limits)
+    stage, stage_reason = infer_stage(lines, log_path)
+    tail = Tail(lines, levels, groups, line_groups, stage, limits.flood_count)
+
+    suggestions: tuple[Suggestion, ...] = ()
+    if index is not None:
+        clues = _merge(
+            signature_clues(tail, index.signatures.scan(lines)),
+            similarity_clues(tail, index.similarity),
+            feedback_clues(tail, feedback),
+        )
+        suggestions = rank(tail, clues, index.incidents, feedback, limits.top)
+
+    key = _key_line(tail, suggestions)
+    return Report(
+        stage=stage,
+        stage_reason=stage_reason,
+        levels=_level_counts(levels),
+        groups=groups,
+        line_groups=line_groups,
+        errors=tuple(
+            Line(number + 1, lines[number])
+            for number, level in enumerate(levels)
+            if level is Level.ERROR
+        )[-MAX_ERRORS_LISTED:],
+        suggestions=suggestions,
+        key_line=key,
+        key_template=mask_line(key.text) if key else "",
+        line_count=len(lines),
+        invalid_bytes=read.invalid_bytes,
+        cut_lines=read.cut_lines,
+        redactions=redactions,
+        extra={"floods": [number for number, found in enumerate(groups) if found.flood]},
+    )
+
+
+def _redact_lines(lines: Sequence[str]) -> tuple[list[str], int]:
+    text, count = redact("\n".join(lines))
+    if not count:
+        return list(lines), 0
+    redacted = text.split("\n")
+    if len(redacted) != len(lines):  # redaction keeps lines; never trust that blindly
+        pairs = [redact(line) for line in lines]
+        return [line for line, _ in pairs], sum(found for _, found in pairs)
+    return redacted, count
+
+
+def _merge(*sources: Mapping[str, Sequence[Clue]]) -> dict[str, list[Clue]]:
+    merged: dict[str, list[Clue]] = defaultdict(list)
+    for source in sources:
+        for slug, clues in source.items():
+            merged[slug].extend(clues)
+    return merged
+
+
+def _level_counts(levels: Sequence[Level]) -> dict[str, int]:
+    counts = Counter(levels)
+    return {level.value: counts[level] for level in Level}
+
+
+def _key_line(tail: Tail, suggestions: Sequence[Suggestion]) -> Line | None:
+    """The line that best explains the failure: the confident top suggestion's strongest
+    evidence, else the last error line that says something, else the last warning."""
+    if suggestions and suggestions[0].confident and suggestions[0].evidence:
+        strongest = suggestions[0].evidence[0]
+        return Line(strongest.line, strongest.text)
+    for wanted in (Level.ERROR, Level.WARNING):
+        found = [i for i, level in enumerate(tail.levels) if level is wanted]
+        if found:
+            telling = next((i for i in reversed(found) if not tail.says_nothing(i)), None)
+            number = found[-1] if telling is None else telling
+            return Line(number + 1, tail.lines[number])
+    return None
+
+
+def report_as_dict(report: Report) -> dict:
+    """The report as the `analyze_log --json` object of DESIGN.md, plus the extra keys the
+    pages use (errors, key line and template, stage reason, redactions, reading counts,
+    flood flags, and why each suggestion beats the next)."""
+    return {
+        "stage": report.stage,
+        "levels": dict(report.levels),
+        "groups": [_group_dict(found) for found in report.groups],
+        "line_groups": list(report.line_groups),
+        "suggestions": [
+            {
+                "slug": suggestion.slug,
+                "title": suggestion.title,
+                "score": suggestion.score,
+                "confident": suggestion.confident,
+                "evidence": [
+                    {
+                        "line": evidence.line,
+                        "text": evidence.text,
+                        "signature": evidence.signature,
+                        "kind": evidence.kind,
+                    }
+                    for evidence in suggestion.evidence
+                ],
+                "why": suggestion.why,
+            }
+            for suggestion in report.suggestions
+        ],
+        "confident": report.confident,
+        "stage_reason": report.stage_reason,
+        "errors": [{"line": line.number, "text": line.text} for line in report.errors],
+        "key_line": (
+            {"line": report.key_line.number, "text": report.key_line.text}
+            if report.key_line
+            else None
+        ),
+        "key_template": report.key_template,
+        "line_count": report.line_count,
+        "invalid_bytes": report.invalid_bytes,
+        "cut_lines": report.cut_lines,
+        "redactions": report.redactions,
+        **report.extra,
+    }
+
+
+def _group_dict(found: Group) -> dict:
+    return {
+        "template": found.template,
+        "level": found.level.value,
+        "count": found.count,
+        "first_line": found.first_line,
+        "last_line": found.last_line,
+        "example": found.example,
+        "flood": found.flood,
+    }

@@ -1,0 +1,98 @@
+"""The guard against generic lines: lines that say something failed but not what or why.
+
+`exit code 1`, a bare `Traceback (most recent call last):`, `Error`, `Killed` alone or a
+`RuntimeError` with no message turn up at the end of almost every failure, so on their own
+they prove nothing about which incident this is. Evidence from such a line is discounted and
+can never make a suggestion confident.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Examples a signature must not match (checked when a signature is saved).
+GENERIC_SAMPLES = (
+    "Traceback (most recent call last):",
+    "Error",
+    "ERROR",
+    "error: 1",
+    "Killed",
+    "Aborted (core dumped)",
+    "terminate called after throwing an instance of 'std::runtime_error'",
+    "RuntimeError",
+    "RuntimeError: ",
+    "exit code 1",
+    "Process finished with exit code 1",
+    "srun: error: node01: task 0: Exited with exit code 1",
+    "ERROR: failed",
+    "FAILED",
+    "subprocess.CalledProcessError: Command '['bash', 'run.sh']' returned non-zero exit status 1.",
+    "make: *** [Makefile:12: all] Error 2",
+    '  File "/usr/lib/python3/site-packages/torch/nn/modules/module.py", line 1501, in _call_impl',
+)
+
+# A stack frame: Python (also behind a `[rank0]:` or logger prefix), Java, gdb/C++.
+_FRAME = re.compile(
+    r'(?:^|\s)File "[^"]*", line \d+(?:, in \S+)?\s*$|^\s*(?:at [\w.$]+\(|#\d+\s+0x[0-9a-f]+)'
+)
+_NOISE = re.compile(
+    r"""
+      \b[\w.]*(?:Error|Exception|Exit|Warning)\b      # exception and warning class names
+    | \b(?:std|c10)::(?:runtime_error|exception|logic_error|system_error|Error)\b
+    | \b[\w.-]+\.(?:py|sh|cc|cpp|h|pl|c):?\d*         # file names with line numbers
+    | (?:/[\w.+-]+)+/?                                # paths
+    | \b[0-9a-fx:.-]*\d[0-9a-fx:.-]*\b                # numbers, addresses, times
+    """,
+    re.VERBOSE,
+)
+_GENERIC_WORDS = frozenset(
+    (
+        *("error", "errors", "errored", "exception", "fatal", "failed", "failure", "fail"),
+        *("traceback", "most", "recent", "call", "last", "exit", "exited", "exiting", "code"),
+        *("status", "returned", "return", "non", "zero", "nonzero", "killed", "kill", "abort"),
+        *("aborted", "aborting", "core", "dumped", "process", "processes", "job", "command"),
+        *("with", "the", "a", "an", "of", "by", "in", "at", "on", "to", "is", "was", "see"),
+        *("above", "for", "details", "signal", "srun", "slurmstepd", "task", "node", "rank"),
+        *("worker", "main", "line", "file", "module", "info", "warning", "warn", "stack"),
+        *("finished", "terminated", "terminating", "stopped", "unknown", "unexpected"),
+        *("occurred", "during", "handling", "another", "following", "above", "directly"),
+        *("cause", "caused", "raised", "raise", "make", "all", "python", "bash", "sh", "run"),
+        *("makefile", "recipe", "target", "terminate", "called", "throwing", "thrown"),
+        *("instance", "after", "what", "instead", "an"),
+    )
+)
+# Exit codes and signals that do name a cause: 137 = SIGKILL (usually the OOM killer),
+# 139 = SIGSEGV, 134 = SIGABRT. `exit code 1` says nothing; `exit code 137` does.
+_TELLING_CODE = re.compile(
+    r"(?i)(?:exit|code|status|signal)\W{0,3}(?:-?9|1[23]\d|14[0-3])\b|\bSIG(?:KILL|SEGV|ABRT|BUS)\b"
+)
+_PYTHON_FRAME = re.compile(r'File "[^"]*", line \d+')
+_EXCEPTION_MESSAGE = re.compile(r"\b[\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b:")
+_WORDS = re.compile(r"[A-Za-z]+|[^\x00-\x7f]")
+# Fewer informative letters than this and the line says nothing about the cause.
+_MIN_INFORMATIVE_LETTERS = 8
+
+
+def follows_frame(previous: str, line: str) -> bool:
+    """True for the source line a Python traceback prints under a `File "…", line N` frame:
+    code, not a message (an `XxxError: …` line is the message, even there)."""
+    return bool(
+        _PYTHON_FRAME.search(previous)
+        and not _PYTHON_FRAME.search(line)
+        and not _EXCEPTION_MESSAGE.search(line)
+    )
+
+
+def is_generic(line: str) -> bool:
+    """True when `line` alone does not say what went wrong (see the module docstring)."""
+    if _FRAME.search(line):
+        return True
+    if _TELLING_CODE.search(line):
+        return False
+    informative = 0
+    for word in _WORDS.findall(_NOISE.sub(" ", line)):
+        if word.lower() not in _GENERIC_WORDS:
+            informative += len(word) if word.isascii() else 2
+            if informative >= _MIN_INFORMATIVE_LETTERS:
+                return False
+    return True

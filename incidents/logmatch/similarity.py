@@ -1,0 +1,163 @@
+"""Fallback matching by text similarity: TF-IDF cosine over character n-grams and words.
+
+It lets an incident without signatures, or a plain description ("WER up 2 points after a
+rerun", "显存不足"), find its incident. Character n-grams need no word boundaries, so Chinese
+works; words add precision for English. Each incident is cut into passages (title, each symptom
+line, each sentence of the description, and the whole text) and an incident scores the best
+cosine of its passages, so a short query such as "显存不足" is not drowned by a long bilingual
+description. Vectors are sparse dicts, precomputed once; a query touches only the postings of
+its own features.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .types import IncidentSpec
+
+# Log furniture that every failure has: level words, bare or generic exception classes, errno
+# brackets, traceback headers, paths. Left in, "OSError: [Errno 24] Too many open files" would
+# resemble "OSError: [Errno 28] No space left on device" more than its message resembles
+# anything. Specific exception classes (OutOfMemoryError, DistBackendError) stay.
+_FURNITURE = re.compile(
+    r"""
+      \b(?:ERROR|WARNING|WARN|INFO|DEBUG|CRITICAL|FATAL|NOTICE)\b
+    | \[Errno\s*\d+\]
+    | Traceback\ \(most\ recent\ call\ last\):?
+    | terminate\ called\ after\ throwing\ an\ instance\ of
+    | \b(?:\w+\.)*(?:OS|IO|Runtime|Value|Type|Key|Index|Attribute|Assertion|Lookup|Name
+        |System|Environment|Base|CalledProcess|Unicode(?:De|En)code)?(?:Error|Exception)\b
+    | (?<![\w/])(?:~|\.{1,2})?/[\w.\-/]+
+    | \b\w+(?:/[\w.\-]+){2,}
+    """,
+    re.VERBOSE,
+)
+_DIGITS = re.compile(r"\d+")
+_SPACE = re.compile(r"\s+")
+_WORD = re.compile(r"[a-z_][a-z0-9_]{2,}")
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
+# Features in more than this share of the incidents tell them apart too little to be worth
+# the postings they would cost at query time; in a large knowledge base, neither do features
+# in more than a few dozen incidents (their low IDF adds little to any cosine, and their long
+# postings would dominate the query time).
+_MAX_DOCUMENT_SHARE = 0.5
+_MAX_DOCUMENTS = 48
+_QUERY_FEATURES = 80  # of a query, only the heaviest features are looked up
+_SENTENCE_END = re.compile(r"(?<=[。；！？])|(?<=[.;!?])\s+|\n+")
+_MIN_PASSAGE_CHARS = 4
+# Words are cut to their first letters: a poor man's stemmer that lets "rerunning" meet
+# "rerun" and "oscillates" meet "oscillating".
+_STEM = 5
+_STOP_WORDS = frozenset(
+    (
+        *("the", "and", "for", "with", "from", "that", "this", "was", "were", "are", "not"),
+        *("but", "has", "have", "had", "when", "then", "than", "into", "after", "before"),
+        *("over", "out", "its", "all", "any", "can", "will", "our", "you", "your", "one"),
+        *("two", "per", "use", "used", "using"),
+    )
+)
+
+
+def features(text: str) -> Counter[str]:
+    """CJK 2-grams, other character 3-grams and word stems of `text` without its log
+    furniture, lower-cased, digits folded. (CJK 3-grams would double the features of Chinese
+    text without adding much; 2-grams are the usual unit of Chinese retrieval.)"""
+    message = _FURNITURE.sub(" ", text)
+    normal = _SPACE.sub(" ", _DIGITS.sub("0", message.lower())).strip()
+    counts: Counter[str] = Counter()
+    for run in _CJK_RUN.findall(normal):
+        counts.update(run[i : i + 2] for i in range(len(run) - 1))
+        if len(run) == 1:
+            counts[run] += 1
+    padded = f" {_CJK_RUN.sub(' ', normal)} "
+    counts.update(padded[i : i + 3] for i in range(len(padded) - 2) if padded[i + 1] != " ")
+    counts.update("w:" + word[:_STEM] for word in _WORD.findall(normal) if word not in _STOP_WORDS)
+    return counts
+
+
+@dataclass(frozen=True)
+class SimilarityHit:
+    incident: int  # index into SimilarityIndex.slugs
+    score: float  # cosine, 0..1
+    query: int  # index of the query that scored best
+
+
+class SimilarityIndex:
+    """Sparse TF-IDF vectors of the incidents, with an inverted index for queries."""
+
+    def __init__(self, incidents: Sequence[IncidentSpec]):
+        self.slugs = tuple(incident.slug for incident in incidents)
+        owners: list[int] = []
+        passages: list[Counter[str]] = []
+        document_frequency: Counter[str] = Counter()
+        for number, incident in enumerate(incidents):
+            whole = f"{incident.title}\n{incident.symptom}\n{incident.description}"
+            document_frequency.update(features(whole).keys())
+            for passage in _passages(incident, whole):
+                owners.append(number)
+                passages.append(features(passage))
+        total = max(1, len(incidents))
+        self._unknown_idf = math.log(total + 1) + 1.0
+        self._idf = {
+            feature: math.log((total + 1) / (count + 1)) + 1.0
+            for feature, count in document_frequency.items()
+        }
+        indexed = {
+            feature
+            for feature, count in document_frequency.items()
+            if total < 4 or (count / total <= _MAX_DOCUMENT_SHARE and count <= _MAX_DOCUMENTS)
+        }
+        self._owners = owners
+        self._postings: dict[str, list[tuple[int, float]]] = defaultdict(list)
+        for number, passage in enumerate(passages):
+            for feature, weight in self._normalised(passage).items():
+                if feature in indexed:
+                    self._postings[feature].append((number, weight))
+
+    def _normalised(self, counts: Counter[str]) -> dict[str, float]:
+        weights = {
+            feature: (1.0 + math.log(count)) * self._idf.get(feature, self._unknown_idf)
+            for feature, count in counts.items()
+        }
+        norm = math.sqrt(sum(weight * weight for weight in weights.values())) or 1.0
+        return {feature: weight / norm for feature, weight in weights.items()}
+
+    def score(self, text: str) -> dict[int, float]:
+        """Cosine of `text` against every incident that shares a feature with it.
+
+        An incident scores the best cosine of its passages.
+        """
+        query = self._normalised(features(text))
+        # The heaviest features carry the cosine; the light ones would only cost time.
+        heaviest = sorted(query.items(), key=lambda item: -item[1])[:_QUERY_FEATURES]
+        sums: dict[int, float] = defaultdict(float)
+        for feature, weight in heaviest:
+            for document, doc_weight in self._postings.get(feature, ()):
+                sums[document] += weight * doc_weight
+        best: dict[int, float] = {}
+        for document, value in sums.items():
+            incident = self._owners[document]
+            if value > best.get(incident, 0.0):
+                best[incident] = value
+        return best
+
+    def best_matches(self, queries: Iterable[str], top: int = 10) -> list[SimilarityHit]:
+        """For each incident, its best cosine over `queries`; the `top` highest, best first."""
+        best: dict[int, SimilarityHit] = {}
+        for number, query in enumerate(queries):
+            for incident, value in self.score(query).items():
+                current = best.get(incident)
+                if current is None or value > current.score:
+                    best[incident] = SimilarityHit(incident, min(1.0, value), number)
+        return sorted(best.values(), key=lambda hit: -hit.score)[:top]
+
+
+def _passages(incident: IncidentSpec, whole: str) -> list[str]:
+    pieces = [incident.title, *incident.symptom.splitlines()]
+    pieces += _SENTENCE_END.split(incident.description)
+    kept = [piece.strip() for piece in pieces if len(piece.strip()) >= _MIN_PASSAGE_CHARS]
+    return [*dict.fromkeys(kept), whole]

@@ -1,0 +1,180 @@
+"""Ranking: error lines over warnings, the last error over earlier ones, floods, stage,
+specificity, feedback, and the guard against generic lines."""
+
+from __future__ import annotations
+
+from incidents.logmatch import (
+    IncidentSpec,
+    Limits,
+    SignatureSpec,
+    analyze,
+    build_index,
+    mask_line,
+)
+
+
+def _index(*signatures: tuple[str, str, str | None]):
+    """An index with one incident per (slug, pattern, stage), described by its slug only."""
+    incidents = [
+        IncidentSpec(slug=slug, title=slug.replace("-", " "), stage=stage, symptom="")
+        for slug, _pattern, stage in signatures
+    ]
+    specs = [SignatureSpec(slug, slug, pattern) for slug, pattern, _stage in signatures]
+    return build_index(incidents, specs)
+
+
+def test_an_error_line_beats_a_warning_line():
+    index = _index(("alpha", r"alpha subsystem degraded", None), ("beta", r"beta link lost", None))
+    log = "ERROR: alpha subsystem degraded\nWARNING: beta link lost, retrying"
+
+    report = analyze(log, index)
+
+    assert [s.slug for s in report.suggestions] == ["alpha", "beta"]
+    assert "ERROR line" in report.suggestions[0].why
+    assert "beta" in report.suggestions[0].why
+
+
+def test_the_last_error_beats_an_earlier_one():
+    index = _index(("alpha", r"alpha subsystem degraded", None), ("beta", r"beta link lost", None))
+    log = "\n".join(
+        ["ERROR: alpha subsystem degraded"] + ["INFO: step"] * 50 + ["ERROR: beta link lost"]
+    )
+
+    report = analyze(log, index)
+
+    assert report.suggestions[0].slug == "beta"
+    assert report.key_line.number == 52
+
+
+def test_a_flooding_warning_beats_a_single_one():
+    index = _index(
+        ("alpha", r"alpha queue is slow", None), ("beta", r"beta retry for utterance", None)
+    )
+    lines = [f"WARNING: beta retry for utterance utt{n}" for n in range(40)]
+    log = "\n".join([*lines, "WARNING: alpha queue is slow"])
+
+    report = analyze(log, index)
+
+    assert report.suggestions[0].slug == "beta"
+    assert "repeated 40 times" in report.suggestions[0].why
+
+
+def test_stage_agreement_breaks_a_tie():
+    index = _index(
+        ("train-thing", r"resource busy", "train"), ("serve-thing", r"resource busy", "serve")
+    )
+
+    report = analyze("ERROR: resource busy while starting", index, log_path="/srv/vllm/serve.log")
+
+    assert report.stage == "serve"
+    assert report.suggestions[0].slug == "serve-thing"
+
+
+def test_a_more_specific_signature_wins():
+    index = _index(
+        ("vague", r"memory", None),
+        ("specific", r"No available memory for the cache blocks", None),
+    )
+
+    report = analyze("ValueError: No available memory for the cache blocks.", index)
+
+    assert report.suggestions[0].slug == "specific"
+
+
+def test_a_generic_line_alone_proves_nothing():
+    index = _index(
+        ("host-oom", r"^Killed$", None),
+        ("crash", r"exit code 1", None),
+        ("traceback", r"Traceback \(most recent call last\)", None),
+    )
+    log = (
+        "Traceback (most recent call last):\nRuntimeError\nKilled\nProcess exited with exit code 1"
+    )
+
+    report = analyze(log, index)
+
+    assert report.suggestions  # shown as leads ...
+    assert not any(s.confident for s in report.suggestions)  # ... never as the answer
+
+
+def test_a_generic_line_does_not_outrank_a_telling_one():
+    index = _index(("host-oom", r"Killed", None), ("disk-full", r"No space left on device", None))
+    log = "OSError: [Errno 28] No space left on device\nKilled"
+
+    report = analyze(log, index)
+
+    assert report.suggestions[0].slug == "disk-full"
+    assert report.suggestions[0].confident
+
+
+def test_scores_are_between_zero_and_one_and_sorted(small_index):
+    log = "\n".join(
+        [
+            "WARNING: Retrying utterance spk1-utt1 with beam 40",
+            "MemoryError",
+            "std::bad_alloc",
+            "OSError: [Errno 28] No space left on device",
+            "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB",
+        ]
+    )
+
+    report = analyze(log, small_index, limits=Limits(top=10))
+
+    scores = [s.score for s in report.suggestions]
+    assert scores == sorted(scores, reverse=True)
+    assert all(0.0 <= score <= 1.0 for score in scores)
+    assert {"gpu-oom", "disk-full", "host-oom"} <= {s.slug for s in report.suggestions}
+
+
+def test_feedback_moves_an_incident(small_index):
+    log = "OSError: [Errno 28] No space left on device\nstd::bad_alloc"
+    before = analyze(log, small_index)
+    template = mask_line("OSError: [Errno 28] No space left on device")
+
+    demoted = analyze(log, small_index, feedback={(template, "disk-full"): -1.0})
+    promoted = analyze(log, small_index, feedback={(template, "disk-full"): 1.0})
+
+    score = {s.slug: s.score for s in before.suggestions}["disk-full"]
+    demoted_score = {s.slug: s.score for s in demoted.suggestions}["disk-full"]
+    promoted_score = {s.slug: s.score for s in promoted.suggestions}["disk-full"]
+    assert demoted_score < score <= promoted_score
+    assert not {s.slug: s for s in demoted.suggestions}["disk-full"].confident
+
+
+def test_feedback_alone_can_explain_a_recurring_line(small_index):
+    line = "ERROR: ckpt writer thread stalled on shard 7"
+    feedback = {(mask_line(line), "disk-full"): 1.0}
+
+    without = analyze(line, small_index)
+    with_feedback = analyze(line, small_index, feedback=feedback)
+
+    assert "disk-full" not in [s.slug for s in without.suggestions]
+    assert with_feedback.suggestions[0].slug == "disk-full"
+    assert with_feedback.suggestions[0].evidence[0].kind == "feedback"
+
+
+def test_no_confident_match_means_a_knowledge_gap(small_index):
+    log = "INFO: starting\nERROR: flux capacitor misaligned on node 12\nINFO: exiting"
+
+    report = analyze(log, small_index)
+
+    assert not report.confident
+    assert report.key_line.number == 2
+    assert report.key_template == mask_line("ERROR: flux capacitor misaligned on node 12")
+
+
+def test_the_key_line_is_the_strongest_evidence_of_a_confident_match(small_index):
+    log = "ERROR: flux capacitor misaligned\nRuntimeError: CUDA out of memory.\nINFO: bye"
+
+    report = analyze(log, small_index)
+
+    assert report.confident
+    assert report.key_line.number == 2
+
+
+def test_every_suggestion_explains_itself(small_index):
+    report = analyze("MemoryError\nOSError: [Errno 28] No space left on device", small_index)
+
+    first, second = report.suggestions[:2]
+    assert all(s.why.endswith(".") for s in report.suggestions)
+    assert second.slug in first.why

@@ -1,0 +1,155 @@
+"""Secrets pasted with a log never reach storage: planted samples of every kind, and the
+ordinary values of ML logs (hashes, UUIDs, SHAs, paths, numbers) left alone."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+import uuid
+
+import pytest
+
+from incidents.logmatch import analyze, redact, report_as_dict
+
+# (kind, line with a planted secret, the secret itself)
+PLANTED = [
+    ("github-token", "export GITHUB_TOKEN={}", "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5"),
+    ("github-token", "push with {} failed", "github_pat_11ABCDEFG0" + "x7Yz" * 15),
+    ("github-token", "remote: https://{}@github.com/org/repo.git", "gho_" + "Q" * 18 + "7" * 18),
+    ("gitlab-token", "CI_JOB_TOKEN {} expired", "glpat-xY3zA9bC2dE5fG8hJ1kL"),
+    (
+        "huggingface-token",
+        "huggingface-cli login --token {}",
+        "hf_AbCdEfGhIjKlMnOpQrStUvWxYz12345678",
+    ),
+    (
+        "openai-key",
+        "openai.AuthenticationError: key {} revoked",
+        "sk-proj-abc123DEF456ghi789JKL012mno345",
+    ),
+    ("openai-key", "OPENAI_API_KEY {}", "sk-1234567890abcdefghijklmnopqrstuvwxyzABCD"),
+    ("anthropic-key", "ANTHROPIC_API_KEY {}", "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789"),
+    ("slack-token", "posting to slack with {}", "xoxb-123456789012-1234567890123-abcdefghijAB"),
+    ("aws-access-key", "botocore: access key {} denied", "AKIAIOSFODNN7EXAMPLE"),
+    ("aws-secret-key", "aws_secret_access_key = {}", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    ("google-api-key", "GOOGLE_API_KEY {}", "AIzaSyA-1234567890abcdefghijklmnopqrstu"),
+    (
+        "jwt",
+        "Authorization failed for {}",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFU",
+    ),
+    (
+        "pypi-token",
+        "twine upload -p {} dist/*",
+        "pypi-AgEIcHlwaS5vcmcCJGE4ZjY5YjgwLTNlMmQtNDY1Yi1hYjQ2LTk2ZjFkZjE0ZjU1OQ",
+    ),
+    ("url-password", "git clone https://alice:{}@gitlab.example.com/x.git", "s3cr3tP4ss"),
+    ("url-password", "redis.exceptions.ConnectionError: redis://:{}@redis:6379/0", "hunter2pw"),
+    ("secret", "connecting with password={} user=bob", "hunter2hunter2"),
+    ("secret", 'config {{"api_key": "{}"}}', "abcdef123456"),
+    ("secret", "db:\n  password: {}", "Tr0ub4dor&3"[:8]),
+    ("secret", "python train.py --wandb-token={}", "0f1e2d3c4b5a69788796a5b4"),
+    ("secret", "HF_TOKEN={} python serve.py", "my-private-t0ken"),
+    ("authorization", "curl -H 'Authorization: Bearer {}' http://api", "abcdefghijklmnop1234"),
+    ("authorization", "Authorization: token {}", "0123456789abcdef0123"),
+    ("bearer-token", "requests sent bearer {}", "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5"),
+]
+
+NOT_SECRETS = [
+    "commit 3f786850e387550fdab836ed7e6dc881de23001b",
+    "request id 123e4567-e89b-12d3-a456-426614174000",
+    "pulling sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "md5 d41d8cd98f00b204e9800998ecf8427e  exp/tri3/final.mdl",
+    "LOG (gmm-align-compiled[5.5]:main():gmm-align-compiled.cc:127) Done 4992, errors on 8",
+    "/home/user/exp/tri3/ali.1.gz: No such file or directory",
+    "max_tokens=512 num_tokens: 2048 token_count: 9 max_new_tokens=128",
+    "tokenizer.pad_token = None, pad_token=<pad> eos_token: </s>",
+    "tokenizer.pad_token = tokenizer.eos_token  # reusing eos_token=<|endoftext|>",
+    "Using pad_token, but it is not set yet.",
+    "loss=2.345 lr=0.0001 grad_norm=1.25 step=1200/90000",
+    "serving on http://localhost:8000/v1/chat/completions",
+    "hf_hub_download(repo_id='meta-llama/Llama-2-7b')",
+    "task-1234567890abcdefghijkl1 finished; disk-full check ok",
+    "secret: 12345678",
+    "GatedRepoError: 401 Client Error. Cannot access gated repo, make sure you are authenticated.",
+    "wandb: ERROR api_key not configured (no-tty). call wandb.login(key=[your_api_key])",
+    "Please provide a token: huggingface-cli login",
+    "export HF_TOKEN=${HF_TOKEN} and retry",
+    "显存不足，批大小 32，token 数 4096",
+]
+
+
+@pytest.mark.parametrize(("kind", "template", "secret"), PLANTED, ids=[p[0] for p in PLANTED])
+def test_it_redacts_each_kind_of_secret(kind, template, secret):
+    text = template.format(secret)
+
+    redacted, count = redact(text)
+
+    assert secret not in redacted
+    assert f"[REDACTED:{kind}]" in redacted
+    assert count == 1
+
+
+@pytest.mark.parametrize("line", NOT_SECRETS)
+def test_it_leaves_ordinary_log_values_alone(line):
+    assert redact(line) == (line, 0)
+
+
+def test_it_keeps_the_user_and_host_of_a_url():
+    redacted, _ = redact("fatal: https://alice:p4ssw0rd@git.example.com/repo.git not found")
+
+    assert redacted == (
+        "fatal: https://alice:[REDACTED:url-password]@git.example.com/repo.git not found"
+    )
+
+
+def test_it_redacts_a_private_key_block_line_by_line():
+    key = "\n".join(["MIIEowIBAAKCAQEA7bq1" + "A" * 44] * 5)
+    text = f"loading key\n-----BEGIN RSA PRIVATE KEY-----\n{key}\n-----END RSA PRIVATE KEY-----\nok"
+
+    redacted, count = redact(text)
+
+    assert count == 1
+    assert "MIIEow" not in redacted
+    assert redacted.count("\n") == text.count("\n")
+    assert redacted.splitlines()[-1] == "ok"
+
+
+def test_it_redacts_a_private_key_cut_off_by_the_tail():
+    text = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU\nTraceback (most"
+
+    redacted, count = redact(text)
+
+    assert count == 1
+    assert "b3BlbnNz" not in redacted
+    assert redacted.splitlines()[-1] == "Traceback (most"
+
+
+def test_it_redacts_a_megabyte_of_log_quickly():
+    rng = random.Random(3)
+    lines = [
+        f"[2024-05-01 12:00:{rng.randint(0, 59):02d}] INFO rank{rng.randint(0, 7)} step "
+        f"{rng.randint(0, 99999)} loss={rng.random():.4f} ckpt {uuid.uuid4().hex}{uuid.uuid4().hex[:8]} "
+        f"id={uuid.uuid4()} token=abc 显存 {rng.randint(1, 80)}GiB max_tokens=2048"
+        for _ in range(7000)
+    ]
+    lines[100] += " password=hunter2hunter2"
+    text = "\n".join(lines)
+
+    start = time.perf_counter()
+    _, count = redact(text)
+    elapsed = time.perf_counter() - start
+
+    assert count == 1
+    assert elapsed < 0.25 * len(text) / 1e6 * 2  # 0.25 s/MB, with room for a slow CI box
+
+
+def test_analysis_never_shows_a_planted_secret(small_index):
+    token = "hf_AbCdEfGhIjKlMnOpQrStUvWxYz12345678"
+    log = f"downloading with token {token}\nRuntimeError: CUDA out of memory ({token})"
+
+    report = analyze(log, small_index)
+
+    assert report.redactions == 2
+    assert token not in json.dumps(report_as_dict(report), ensure_ascii=False)

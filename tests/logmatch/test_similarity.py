@@ -1,0 +1,68 @@
+"""Similarity fallback: plain descriptions, Chinese text, and incidents without signatures."""
+
+from __future__ import annotations
+
+import pytest
+
+from incidents.logmatch import IncidentSpec, analyze, build_index
+
+from .conftest import SMALL_INCIDENTS
+
+
+@pytest.mark.parametrize(
+    ("description", "slug"),
+    [
+        ("显存不足", "gpu-oom"),
+        ("训练时显存不足，降低批大小后恢复", "gpu-oom"),
+        ("WER up 2 points after a rerun", "feature-config-drift"),
+        ("loss goes NaN after some steps", "nan-loss"),
+        ("the disk is full, no space left", "disk-full"),
+        ("主机内存耗尽", "host-oom"),
+    ],
+)
+def test_a_plain_description_finds_its_incident(small_index, description, slug):
+    report = analyze(description, small_index)
+
+    assert report.suggestions[0].slug == slug
+
+
+def test_an_incident_without_signatures_matches_by_its_text():
+    incidents = [
+        *SMALL_INCIDENTS,
+        IncidentSpec(
+            slug="tokenizer-no-pad",
+            title="Tokenizer has no padding token",
+            stage="serve",
+            symptom="ValueError: Asking to pad but the tokenizer does not have a padding token.",
+            description="Set tokenizer.pad_token = tokenizer.eos_token before batching.",
+        ),
+    ]
+    index = build_index(incidents, [])
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "serve.py", line 10, in <module>\n'
+        "ValueError: Asking to pad, but the tokenizer has no padding token. Please select a "
+        "token to use as `pad_token`."
+    )
+
+    report = analyze(log, index)
+
+    assert report.suggestions[0].slug == "tokenizer-no-pad"
+
+
+def test_unrelated_text_gets_no_confident_suggestion(small_index):
+    report = analyze("the weather in Lisbon is sunny today", small_index)
+
+    assert not report.confident
+
+
+def test_similar_text_loses_to_a_signature_hit(small_index):
+    log = (
+        "WARNING: loss scale looks odd, WER might go up after a rerun\n"
+        "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB"
+    )
+
+    report = analyze(log, small_index)
+
+    assert report.suggestions[0].slug == "gpu-oom"
+    assert report.suggestions[0].evidence[0].kind in ("signature", "symptom")
