@@ -1,0 +1,88 @@
+"""Load the shipped runbooks into the database, idempotently.
+
+Running it again changes nothing. A runbook a person has edited is never overwritten; an
+untouched one follows the catalog when the catalog itself changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+
+from django.db import transaction
+
+from runbooks.catalog import CatalogRunbook, load_runbooks
+from runbooks.models import Runbook
+from runbooks.services import steps_normalize
+
+
+@dataclass
+class SeedResult:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    kept_edited: list[str] = field(default_factory=list)
+
+
+def runbook_catalog_seed(*, language: str) -> SeedResult:
+    result = SeedResult()
+    for position, entry in enumerate(load_runbooks(), start=1):
+        with transaction.atomic():
+            _seed_runbook(entry, language, position, result)
+    return result
+
+
+def _digest(entry: CatalogRunbook, language: str) -> str:
+    payload = json.dumps([asdict(entry), language], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _text(entry: CatalogRunbook, language: str) -> dict:
+    text = entry.text(language)
+    return {
+        "title": text.title,
+        "summary": text.summary,
+        "steps": steps_normalize(asdict(step) for step in text.steps),
+    }
+
+
+def _fields(entry: CatalogRunbook, language: str, position: int) -> dict:
+    language = language if language in entry.texts else "en"
+    return {
+        **_text(entry, language),
+        "kind": entry.kind,
+        "stage": entry.stage,
+        "discipline": entry.discipline,
+        "calculator": entry.calculator,
+        "position": position,
+        "language": language,
+        "translations": {other: _text(entry, other) for other in entry.texts if other != language},
+    }
+
+
+def _seed_runbook(entry: CatalogRunbook, language: str, position: int, result: SeedResult) -> None:
+    digest = _digest(entry, language)
+    runbook = Runbook.objects.filter(slug=entry.slug).first()
+    if runbook is not None and runbook.position != position:
+        # Where a runbook sits in the list is not content: follow the catalog, edited or not,
+        # without a history entry.
+        Runbook.objects.filter(pk=runbook.pk).update(position=position)
+    if runbook is not None and runbook.catalog_digest == digest:
+        result.unchanged += 1
+        return
+    if runbook is not None and not runbook.catalog_digest:
+        result.kept_edited.append(entry.slug)
+        return
+    if runbook is None:
+        runbook = Runbook(slug=entry.slug)
+        reason, counter = "created", "created"
+    else:
+        reason, counter = "catalog update", "updated"
+    for name, value in _fields(entry, language, position).items():
+        setattr(runbook, name, value)
+    runbook.catalog_digest = digest
+    runbook.full_clean()
+    runbook._change_reason = reason
+    runbook.save()
+    setattr(result, counter, getattr(result, counter) + 1)

@@ -1,0 +1,143 @@
+"""Writes to runbooks and checklist runs. Every change goes through one of these functions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from runbooks.models import STEP_KEYS, TEXT_FIELDS, ChecklistRun, Runbook
+from runbooks.weeks import week_label
+
+CLASSIFICATION_FIELDS = ("kind", "stage", "discipline", "calculator")
+
+
+def steps_normalize(steps: Iterable[Mapping[str, str]]) -> list[dict[str, str]]:
+    """Steps as stored: the three keys in order, surrounding blank lines of a command dropped."""
+    return [
+        {
+            "text": step.get("text", "").strip(),
+            "command": step.get("command", "").strip("\n").rstrip(),
+            "expected": step.get("expected", "").strip(),
+        }
+        for step in steps
+    ]
+
+
+def runbook_mark_edited(*, runbook: Runbook, text_changed: bool) -> None:
+    """A person changed this runbook: reseeding must leave it alone, and translations of text
+    that changed no longer say the same thing (the history keeps them). Does not save."""
+    runbook.catalog_digest = ""
+    if text_changed:
+        runbook.translations = {}
+
+
+@transaction.atomic
+def runbook_update(
+    *,
+    runbook: Runbook,
+    data: Mapping[str, Any],
+    language: str,
+    actor,
+    revision: datetime | None = None,
+) -> Runbook:
+    """Apply a lead's edit of the runbook as shown in `language`.
+
+    The text in `data` replaces what that language showed. When it differs, the edited
+    language becomes the one the runbook is written in and other translations are dropped.
+    A save that changes nothing leaves the runbook as it was (still following the catalog).
+    `revision` is the `updated_at` the editor loaded: a save on top of someone else's newer
+    save is refused rather than silently undoing it.
+    """
+    runbook = Runbook.objects.select_for_update().get(pk=runbook.pk)
+    if revision is not None and runbook.updated_at != revision:
+        raise ValidationError(
+            _(
+                "Someone else saved this runbook while you were editing it. "
+                "Reload the page to see their change, then make yours again."
+            ),
+            code="stale",
+        )
+    shown = runbook.text(language)
+    before = {
+        "title": shown.title,
+        "summary": shown.summary,
+        "steps": steps_normalize(
+            {key: getattr(step, key) for key in STEP_KEYS} for step in shown.steps
+        ),
+    }
+    after = {name: data[name] for name in TEXT_FIELDS if name in data}
+    if "steps" in after:
+        after["steps"] = steps_normalize(after["steps"])
+    text_changed = any(after[name] != before[name] for name in after)
+    classification = {name: data[name] or "" for name in CLASSIFICATION_FIELDS if name in data}
+    if not text_changed and all(getattr(runbook, k) == v for k, v in classification.items()):
+        return runbook  # saved as loaded: still the catalog's, still translated
+    if text_changed:
+        for name in TEXT_FIELDS:
+            setattr(runbook, name, after.get(name, before[name]))
+        runbook.language = shown.language
+    for name, value in classification.items():
+        setattr(runbook, name, value)
+    runbook_mark_edited(runbook=runbook, text_changed=text_changed)
+    runbook.full_clean()
+    runbook._history_user = actor
+    runbook._change_reason = "edited"
+    runbook.save()
+    return runbook
+
+
+def checklist_run_start(*, runbook: Runbook, user, now: datetime | None = None) -> ChecklistRun:
+    """Start a run of `runbook` for `user`, or give back the one they left open this week,
+    so that a double click or a second tab does not leave two half-done runs."""
+    now = now or timezone.now()
+    week = week_label(now)
+    with transaction.atomic():
+        open_run = (
+            ChecklistRun.objects.filter(
+                runbook=runbook, started_by=user, finished_at__isnull=True, iso_week=week
+            )
+            .order_by("-started_at")
+            .first()
+        )
+        if open_run is not None:
+            return open_run
+        run = ChecklistRun(
+            runbook=runbook, started_by=user, started_at=now, step_count=len(runbook.steps)
+        )
+        run.full_clean()
+        run.save()
+    return run
+
+
+def checklist_run_update(
+    *,
+    run: ChecklistRun,
+    ticked: Iterable[int],
+    step_notes: Mapping[int, str],
+    note: str,
+    finish: bool = False,
+    now: datetime | None = None,
+) -> ChecklistRun:
+    """Record the ticks and notes of a run; `finish` closes it, after which it cannot change."""
+    with transaction.atomic():
+        run = ChecklistRun.objects.select_for_update().get(pk=run.pk)
+        if run.finished:
+            raise ValidationError(
+                _("This run is finished; it can no longer change."), code="finished"
+            )
+        run.ticked = sorted(set(ticked))
+        run.step_notes = {
+            str(index): text.strip() for index, text in step_notes.items() if text.strip()
+        }
+        run.note = note.strip()
+        if finish:
+            run.finished_at = now or timezone.now()
+        run.full_clean()
+        run.save()
+    return run
