@@ -1,0 +1,284 @@
+"""The quick-reference matrix: each stage's incidents ranked by how often they happened in a
+window, and the stage × discipline heat map. One ranking query plus one fetch of the texts shown.
+
+"How often an incident happened" in the window counts
+  - its recurrences dated in the window (every "this fixed it" on an analysis already
+    records one: see incidents.services.analysis_feedback), plus
+  - confident analyses submitted in the window whose top suggestion it was and that nobody
+    gave feedback on for it (a confirmation is already a recurrence, a "not it" was wrong).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Any
+
+from django.db import connections
+from django.db.models import Count, Exists, OuterRef, QuerySet
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.http import urlencode
+
+from incidents.models import (
+    TEXT_FIELDS,
+    Analysis,
+    Discipline,
+    Feedback,
+    Incident,
+    Recurrence,
+    Stage,
+)
+from reports.condense import (
+    condense_prevention,
+    condense_remedy,
+    condense_root_cause,
+    condense_symptom,
+    condense_title,
+)
+from reports.weeks import day_start
+
+MATRIX_WEEKS = 12
+MATRIX_PER_STAGE = 8
+HEAT_LEVELS = 5
+
+
+@dataclass(frozen=True)
+class MatrixParams:
+    weeks: int = MATRIX_WEEKS
+    tag: str = ""
+    reporters: tuple[str, ...] = ()  # one username, or a team
+    per_stage: int = MATRIX_PER_STAGE
+    until: date | None = None  # last day of the window; today (site time) when None
+
+    def window(self) -> tuple[date, date]:
+        """First and last day of the window, both included."""
+        end = self.until or timezone.localdate(timezone=timezone.get_default_timezone())
+        return end - timedelta(weeks=self.weeks) + timedelta(days=1), end
+
+
+@dataclass(frozen=True)
+class MatrixEntry:
+    slug: str
+    url: str
+    rank: int
+    happened: int
+    severity: str
+    language: str  # of the text below: the UI language when a translation exists
+    title: str
+    symptom: str
+    root_cause: str
+    remedy_lead: str
+    remedy_command: str
+    discipline: str
+    discipline_label: str
+    prevention: str
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    stage: str
+    label: str
+    entries: tuple[MatrixEntry, ...]
+
+
+@dataclass(frozen=True)
+class HeatCell:
+    stage: str
+    discipline: str
+    happened: int
+    incidents: int
+    level: int  # 0 (nothing happened) … HEAT_LEVELS (the busiest cell)
+    url: str
+
+
+@dataclass(frozen=True)
+class HeatRow:
+    stage: str
+    label: str
+    cells: tuple[HeatCell, ...]
+
+
+@dataclass(frozen=True)
+class Matrix:
+    params: MatrixParams
+    start: date
+    end: date
+    rows: tuple[MatrixRow, ...]
+    disciplines: tuple[tuple[str, str], ...]
+    heat: tuple[HeatRow, ...]
+    total_happened: int
+
+
+# The filtered incidents with how often each happened, then the busiest few of each stage
+# (a top-N per stage: cheaper than ranking every incident with a window function) and one
+# row per stage × discipline cell for the heat map (id NULL). `scored` is materialized once.
+MATRIX_SQL = """
+WITH hits (incident_id, n) AS ({recurrences} UNION ALL {analyses}),
+totals AS (SELECT incident_id, SUM(n) AS n FROM hits GROUP BY incident_id),
+scored AS (
+    SELECT i.id, i.stage, i.discipline, i.recurrence_count, COALESCE(t.n, 0) AS happened
+    FROM ({incidents}) i LEFT JOIN totals t ON t.incident_id = i.id
+)
+{top}
+UNION ALL
+SELECT NULL, stage, discipline, 0, SUM(happened), COUNT(*) FROM scored GROUP BY stage, discipline
+"""
+MATRIX_TOP_SQL = """
+SELECT * FROM (
+    SELECT id, stage, discipline, recurrence_count, happened, 1 FROM scored WHERE stage = %s
+    ORDER BY happened DESC, recurrence_count DESC, id LIMIT %s
+) AS top_{n}
+"""
+
+
+@dataclass(frozen=True)
+class _Row:
+    id: int | None  # None for a heat-map cell
+    stage: str
+    discipline: str
+    recurrence_count: int
+    happened: int
+    incidents: int
+
+
+MATRIX_TEXT_FIELDS = (
+    "slug",
+    "stage",
+    "discipline",
+    "severity",
+    "language",
+    "translations",
+    *TEXT_FIELDS,
+)
+
+
+def matrix_incidents(params: MatrixParams) -> QuerySet[Incident]:
+    """The incidents the matrix may show: the tag and team filters."""
+    incidents = Incident.objects.order_by()
+    if params.tag:
+        incidents = incidents.filter(tags__name=params.tag.strip().lower())
+    if params.reporters:
+        incidents = incidents.filter(reporter__username__in=params.reporters)
+    return incidents
+
+
+def _matrix_sql(params: MatrixParams) -> tuple[str, list[Any]]:
+    start, end = params.window()
+    recurrences = (
+        Recurrence.objects.filter(occurred_on__gte=start, occurred_on__lte=end)
+        .values("incident_id")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    answered = Feedback.objects.filter(analysis=OuterRef("pk"), incident=OuterRef("top_incident"))
+    analyses = (
+        Analysis.objects.filter(
+            status=Analysis.Status.DONE,
+            created_at__gte=day_start(start),
+            created_at__lt=day_start(end + timedelta(days=1)),
+            confident=True,
+            top_incident__isnull=False,
+        )
+        .filter(~Exists(answered))
+        .values("top_incident_id")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    incidents = matrix_incidents(params).values("id", "stage", "discipline", "recurrence_count")
+    parts = [query.query.sql_with_params() for query in (recurrences, analyses, incidents)]
+    top = "UNION ALL".join(MATRIX_TOP_SQL.format(n=n) for n in range(len(Stage.values)))
+    sql = MATRIX_SQL.format(
+        recurrences=parts[0][0], analyses=parts[1][0], incidents=parts[2][0], top=top
+    )
+    top_params = [value for stage in Stage.values for value in (stage, params.per_stage)]
+    return sql, [*parts[0][1], *parts[1][1], *parts[2][1], *top_params]
+
+
+def _heat_level(happened: int, busiest: int) -> int:
+    if happened <= 0 or busiest <= 0:
+        return 0
+    return min(HEAT_LEVELS, 1 + (HEAT_LEVELS - 1) * happened // busiest)
+
+
+def _cell_url(params: MatrixParams, stage: str, discipline: str) -> str:
+    query = {"stage": stage, "discipline": discipline}
+    if params.tag:
+        query["tag"] = params.tag.strip().lower()
+    if len(params.reporters) == 1:
+        query["reporter"] = params.reporters[0]
+    return reverse("incidents:incident-list") + "?" + urlencode(query)
+
+
+def matrix_get(*, params: MatrixParams, language: str) -> Matrix:
+    """The matrix in `language`: two queries (the ranking with the heat map, the texts)."""
+    start, end = params.window()
+    sql, sql_params = _matrix_sql(params)
+    with connections[Incident.objects.db].cursor() as cursor:
+        cursor.execute(sql, sql_params)
+        rows = [_Row(row[0], row[1], row[2], *(int(value) for value in row[3:])) for row in cursor]
+    shown = sorted(
+        (row for row in rows if row.id is not None),
+        key=lambda row: (-row.happened, -row.recurrence_count, row.id),
+    )
+    texts = Incident.objects.only(*MATRIX_TEXT_FIELDS).in_bulk([row.id for row in shown])
+    disciplines = tuple((str(value), str(label)) for value, label in Discipline.choices)
+    labels = dict(disciplines)
+
+    matrix_rows = []
+    for stage, stage_label in Stage.choices:
+        entries = []
+        for rank, row in enumerate((row for row in shown if row.stage == stage), start=1):
+            incident = texts[row.id]
+            text = incident.text(language)
+            lead, command = condense_remedy(text.remedy)
+            entries.append(
+                MatrixEntry(
+                    slug=incident.slug,
+                    url=incident.get_absolute_url(),
+                    rank=rank,
+                    happened=row.happened,
+                    severity=incident.severity,
+                    language=text.language,
+                    title=condense_title(text.title),
+                    symptom=condense_symptom(text.symptom),
+                    root_cause=condense_root_cause(text.root_cause),
+                    remedy_lead=lead,
+                    remedy_command=command,
+                    discipline=incident.discipline,
+                    discipline_label=labels.get(incident.discipline, incident.discipline),
+                    prevention=condense_prevention(text.prevention),
+                )
+            )
+        matrix_rows.append(MatrixRow(stage=stage, label=str(stage_label), entries=tuple(entries)))
+
+    cells = {(row.stage, row.discipline): row for row in rows if row.id is None}
+    busiest = max((row.happened for row in cells.values()), default=0)
+    heat = tuple(
+        HeatRow(
+            stage=stage,
+            label=str(stage_label),
+            cells=tuple(
+                HeatCell(
+                    stage=stage,
+                    discipline=discipline,
+                    happened=cell.happened if cell else 0,
+                    incidents=cell.incidents if cell else 0,
+                    level=_heat_level(cell.happened if cell else 0, busiest),
+                    url=_cell_url(params, stage, discipline),
+                )
+                for discipline, _ in disciplines
+                for cell in [cells.get((stage, discipline))]
+            ),
+        )
+        for stage, stage_label in Stage.choices
+    )
+    return Matrix(
+        params=params,
+        start=start,
+        end=end,
+        rows=tuple(matrix_rows),
+        disciplines=disciplines,
+        heat=heat,
+        total_happened=sum(row.happened for row in cells.values()),
+    )

@@ -1,0 +1,20 @@
+"""Celery tasks: thin adapters over reports.services."""
+
+from celery import shared_task
+from django.db import InterfaceError, OperationalError
+
+
+# A build at 100k incidents takes seconds, and SMTP may be slow: more than the default limits.
+@shared_task(
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=True,
+    max_retries=3,
+    soft_time_limit=600,
+    time_limit=660,
+)
+def report_week_publish(week: str | None = None) -> str:
+    """The beat entry: build the week that just ended (or `week`, "2026-W48") and mail it."""
+    from reports.services import report_week_publish as publish
+    from reports.weeks import week_parse
+
+    return publish(week_start=week_parse(week) if week else None).week
