@@ -9,4 +9,5 @@ class AccountsConfig(AppConfig):
     def ready(self) -> None:
         from accounts.roles import roles_ensure
 
-        post_migrate.connect(roles_ensure, sender=self)
+        # After every app's migrations, so the permissions of apps migrated later exist too.
+        post_migrate.connect(roles_ensure, dispatch_uid="accounts.roles_ensure")

@@ -33,7 +33,7 @@ def knowledge_index() -> logmatch.KnowledgeIndex:
 
 
 def _build() -> logmatch.KnowledgeIndex:
-    rows = Incident.objects.values("slug", "stage", "translations", *TEXT_FIELDS)
+    rows = Incident.objects.values("slug", "stage", "translations", "tag_list", *TEXT_FIELDS)
     incidents = [
         logmatch.IncidentSpec(
             slug=row["slug"],
@@ -54,9 +54,18 @@ def _build() -> logmatch.KnowledgeIndex:
 
 
 def _description(row: dict) -> str:
-    parts = [row["title"], row["root_cause"], row["remedy"], row["prevention"]]
+    parts = [
+        row["root_cause"],
+        row["remedy"],
+        row["prevention"],
+        row["environment"],
+        row["tag_list"],
+    ]
     for text in (row["translations"] or {}).values():
-        parts.extend(text.get(name, "") for name in ("title", "symptom", "root_cause"))
+        parts.extend(
+            text.get(name, "")
+            for name in ("title", "symptom", "root_cause", "remedy", "prevention")
+        )
     return "\n".join(part for part in parts if part)
 
 

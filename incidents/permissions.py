@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
 
 from accounts.roles import is_lead
 from incidents.models import Incident
@@ -24,5 +25,5 @@ def can_file(user) -> bool:
 def incident_get_for_user(user, slug: str, *, for_edit: bool = False) -> Incident:
     incident = get_object_or_404(Incident.objects.for_detail(), slug=slug)
     if for_edit and not can_edit_incident(user, incident):
-        raise PermissionDenied("Only the reporter or a lead may edit this incident.")
+        raise PermissionDenied(_("Only the reporter or a lead may edit this incident."))
     return incident

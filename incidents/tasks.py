@@ -3,12 +3,15 @@
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import InterfaceError, OperationalError
+from django.utils.translation import gettext as _
 
 
 def _analysis_run_failure(self, exc, task_id, args, kwargs, einfo):
     from incidents.services.analysis import analysis_fail
 
-    analysis_fail(analysis_id=args[0], message=f"The analysis could not finish: {exc}")
+    analysis_fail(
+        analysis_id=args[0], message=_("The analysis could not finish: %(error)s") % {"error": exc}
+    )
 
 
 @shared_task(
@@ -28,7 +31,7 @@ def analysis_run(self, analysis_id: int) -> None:
     except SoftTimeLimitExceeded:
         analysis_fail(
             analysis_id=analysis_id,
-            message="The analysis took too long and was stopped; paste fewer lines.",
+            message=_("The analysis took too long and was stopped; paste fewer lines."),
         )
     except (OperationalError, InterfaceError):
         analysis_release(analysis_id=analysis_id)  # retried below by autoretry_for

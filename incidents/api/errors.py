@@ -4,6 +4,7 @@
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
+from django.utils.translation import gettext as _
 from rest_framework import exceptions
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -25,7 +26,7 @@ def exception_handler(exc, context):
     fields = {}
     if isinstance(response.data, dict) and "detail" not in response.data:
         fields = response.data
-        message = "Some fields are not valid." if fields else "Invalid input."
+        message = _("Some fields are not valid.") if fields else _("Invalid input.")
         code = "invalid"
     elif isinstance(response.data, list):
         message, code = " ".join(str(item) for item in response.data), "invalid"

@@ -1,4 +1,5 @@
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from rest_framework import serializers
 
 from incidents.models import Analysis, Feedback, Incident, KnowledgeGap, Recurrence, Signature
@@ -53,16 +54,16 @@ class IncidentSerializer(serializers.ModelSerializer):
 
     def validate_slug(self, value):
         if self.instance is not None and value != self.instance.slug:
-            raise serializers.ValidationError("The slug of an incident cannot change.")
+            raise serializers.ValidationError(_("The slug of an incident cannot change."))
         if self.instance is None and Incident.objects.filter(slug=value).exists():
             raise serializers.ValidationError(
-                f"An incident with the slug “{value}” already exists."
+                _("An incident with the slug “%(slug)s” already exists.") % {"slug": value}
             )
         return value
 
     def validate_root_cause(self, value):
         if "\n" in value.strip():
-            raise serializers.ValidationError("Keep the root cause to one sentence on one line.")
+            raise serializers.ValidationError(_("Keep the root cause to one sentence on one line."))
         return value.strip()
 
     def validate(self, attrs):
@@ -70,7 +71,7 @@ class IncidentSerializer(serializers.ModelSerializer):
         resolved = attrs.get("resolved_on", getattr(self.instance, "resolved_on", None))
         if occurred and resolved and resolved < occurred:
             raise serializers.ValidationError(
-                {"resolved_on": ["The resolved date cannot be before it occurred."]}
+                {"resolved_on": [_("The resolved date cannot be before it occurred.")]}
             )
         return attrs
 
@@ -114,7 +115,7 @@ class AnalysisInputSerializer(serializers.Serializer):
 
     def validate(self, attrs):
         if not attrs.get("file") and not (attrs.get("log") or "").strip():
-            raise serializers.ValidationError({"log": ["Send a log tail in `log` or a `file`."]})
+            raise serializers.ValidationError({"log": [_("Send a log tail in `log` or a `file`.")]})
         return attrs
 
 

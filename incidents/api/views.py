@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.db.models import Prefetch
 from django.utils.translation import get_language
+from django.utils.translation import gettext as _
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
@@ -150,7 +151,9 @@ class AnalysisViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         except services.AnalysisRefused as refused:
             raise ValidationError({"log": [str(refused)]}) from refused
         body = AnalysisSerializer(analysis, context={"request": request}).data
-        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": str(body["url"])})
+        return Response(
+            body, status=status.HTTP_202_ACCEPTED, headers={"Location": str(body["url"])}
+        )
 
     @extend_schema(request=FeedbackInputSerializer, responses={200: AnalysisSerializer})
     @action(detail=True, methods=["post"])
@@ -164,7 +167,7 @@ class AnalysisViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
             or not analysis.suggestions.filter(incident=incident).exists()
         ):
             raise ValidationError(
-                {"incident": ["That incident was not suggested for this analysis."]}
+                {"incident": [_("That incident was not suggested for this analysis.")]}
             )
         services.analysis_feedback(
             analysis=analysis,

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext
 from kombu.exceptions import KombuError
 
 from incidents import logmatch
@@ -253,7 +254,8 @@ def analysis_sweep() -> SweepResult:
         if attempts >= MAX_ATTEMPTS:
             analysis_fail(
                 analysis_id=analysis_id,
-                message=f"The analysis stopped its worker {attempts} times and was given up.",
+                message=gettext("The analysis stopped its worker %(n)d times and was given up.")
+                % {"n": attempts},
             )
             result.failed.append(analysis_id)
         else:
@@ -311,7 +313,7 @@ def analysis_feedback(*, analysis: Analysis, incident: Incident, user, verdict: 
             feedback.recurrence = incident_record_recurrence(
                 incident=incident,
                 reported_by=user,
-                note=f"Confirmed by analysis #{analysis.pk}",
+                note=gettext("Confirmed by analysis #%(n)s") % {"n": analysis.pk},
             )
             feedback.save(update_fields=["recurrence"])
         elif verdict == Feedback.Verdict.NOT_IT and feedback.recurrence_id is not None:

@@ -12,7 +12,7 @@ from incidents.permissions import can_manage_signatures
 
 def _require_lead(user) -> None:
     if not can_manage_signatures(user):
-        raise PermissionDenied("Only leads manage signatures.")
+        raise PermissionDenied(_("Only leads manage signatures."))
 
 
 @require_http_methods(["GET", "POST"])

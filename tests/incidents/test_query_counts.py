@@ -28,7 +28,7 @@ def test_the_detail_page_is_constant(alice_client, alice, catalog, django_assert
         incident_record_recurrence(incident=incident, reported_by=alice)
     alice_client.get(incident.get_absolute_url())  # warm the compiled knowledge base
     # session, user, incident, tags, history, knowledge version (incidents, signatures),
-    # lead check, recurrences, signatures; similar incidents (none above the floor here)
-    with django_assert_num_queries(10):
+    # similar incidents, lead check, recurrences, signatures, runbooks of stage/discipline
+    with django_assert_num_queries(12):
         response = alice_client.get(incident.get_absolute_url())
     assert response.status_code == 200
