@@ -83,7 +83,11 @@ class Analysis(models.Model):
         ordering = ["-created_at", "-id"]
         verbose_name = _("analysis")
         verbose_name_plural = _("analyses")
-        indexes = [models.Index(fields=["status", "created_at"])]
+        indexes = [
+            models.Index(fields=["status", "created_at"]),
+            # The matrix counts confident analyses per top incident in a window.
+            models.Index(fields=["status", "created_at", "confident", "top_incident"]),
+        ]
 
     def __str__(self) -> str:
         return f"analysis {self.pk} ({self.status})"

@@ -227,7 +227,8 @@ class Recurrence(models.Model):
         ordering = ["-occurred_on", "-id"]
         verbose_name = _("recurrence")
         verbose_name_plural = _("recurrences")
-        indexes = [models.Index(fields=["occurred_on"])]
+        # (occurred_on, incident): the matrix and weekly report count a window per incident.
+        indexes = [models.Index(fields=["occurred_on", "incident"])]
 
     def __str__(self) -> str:
         return f"{self.incident.slug} @ {self.occurred_on}"
