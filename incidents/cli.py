@@ -31,6 +31,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `kb analyze - | head`: the reader left, nothing to report
+        sys.stderr.close()
+        return 0
 
 
 def _parser() -> argparse.ArgumentParser:
