@@ -1,0 +1,105 @@
+"""Leads write signatures in the browser, test them live, and only sound ones are saved."""
+
+import time
+
+import pytest
+from django.urls import reverse
+
+from incidents.models import Signature
+from tests.factories import IncidentFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def incident():
+    return IncidentFactory(slug="shard-loss", symptom="FooRuntimeError: shard 7 lost")
+
+
+def _save(client, incident, **data):
+    url = reverse("incidents:signature-create", args=[incident.slug])
+    return client.post(url, {"note": "", "enabled": "on", **data})
+
+
+def test_it_saves_a_sound_expression_and_the_incident_matches_it(lena_client, incident):
+    response = _save(
+        lena_client,
+        incident,
+        pattern=r"FooRuntimeError: shard \d+ lost",
+        examples="FooRuntimeError: shard 12 lost",
+    )
+    assert response.status_code == 302
+    signature = Signature.objects.get()
+    assert signature.author.username == "lena"
+    assert signature.history.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("pattern", "examples", "reason"),
+    [
+        (r"(foo", "foo", "missing )"),
+        (r"(a)\1", "aa", "invalid escape"),
+        (r"x*", "x", "empty"),
+        (r".*", "anything", "empty"),
+        (r"shard \d+ lost", "nothing like it", "none of its"),
+        (r"shard \d+ lost", "", "example"),
+        (r"INFO", "INFO start", "healthy"),
+    ],
+)
+def test_it_refuses_an_unsound_expression_with_the_reason(
+    lena_client, incident, pattern, examples, reason
+):
+    response = _save(lena_client, incident, pattern=pattern, examples=examples)
+    assert response.status_code == 400
+    assert reason.lower() in response.content.decode().lower()
+    assert not Signature.objects.exists()
+
+
+def test_a_catastrophic_backtracking_expression_is_harmless(lena_client, incident):
+    started = time.perf_counter()
+    response = _save(lena_client, incident, pattern=r"(a+)+$", examples="a" * 40 + "b")
+    # RE2 runs it in linear time: a clear refusal (it matches none of its examples), at once.
+    assert time.perf_counter() - started < 5
+    assert response.status_code == 400
+    assert "none of its" in response.content.decode()
+
+
+def test_the_live_test_shows_matching_sample_lines_and_problems(lena_client):
+    url = reverse("incidents:signature-try")
+    response = lena_client.post(
+        url,
+        {
+            "pattern": r"shard \d+ lost",
+            "examples": "FooRuntimeError: shard 1 lost",
+            "sample": "ok\nFooRuntimeError: shard 9 lost\nok",
+        },
+    )
+    assert response.status_code == 200
+    result = response.context["result"]
+    assert result.matched == ((2, "FooRuntimeError: shard 9 lost"),)
+    assert result.problems == ()
+    bad = lena_client.post(url, {"pattern": "(", "examples": "", "sample": "x"})
+    assert bad.context["result"].problems
+    assert bad.context["result"].matched == ()
+
+
+@pytest.mark.parametrize("who", ["alice_client", "bob_client"])
+def test_engineers_cannot_manage_signatures(request, who, incident):
+    client = request.getfixturevalue(who)
+    assert (
+        client.get(reverse("incidents:signature-create", args=[incident.slug])).status_code == 403
+    )
+    assert client.post(reverse("incidents:signature-try"), {"pattern": "x"}).status_code == 403
+
+
+def test_a_lead_edits_and_disables_a_signature(lena_client, incident):
+    _save(lena_client, incident, pattern=r"shard \d+ lost", examples="shard 1 lost")
+    signature = Signature.objects.get()
+    url = reverse("incidents:signature-edit", args=[signature.pk])
+    response = lena_client.post(
+        url, {"pattern": r"shard \d+ lost", "examples": "shard 1 lost", "note": "off for now"}
+    )
+    assert response.status_code == 302
+    signature.refresh_from_db()
+    assert not signature.enabled
+    assert signature.history.count() == 2
