@@ -33,6 +33,11 @@ class IncidentFilterSet(django_filters.FilterSet):
             "occurred_on": _("Occurred"),
             "recurrence_count": _("Recurrences"),
             "title": _("Title"),
+            # django-filter formats its descending labels once, at import: give them here.
+            "-updated": _("Last updated (descending)"),
+            "-occurred": _("Occurred (descending)"),
+            "-recurrences": _("Recurrences (descending)"),
+            "-title": _("Title (descending)"),
         },
         label=_("Sort"),
     )

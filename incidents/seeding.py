@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils.translation import gettext_noop
 
 from incidents import services
 from incidents.catalog import CatalogIncident, load_catalog
@@ -88,7 +89,7 @@ def _seed_incident(entry: CatalogIncident, language: str, result: SeedResult) ->
         translations,
         digest,
     )
-    incident._change_reason = "catalog update"
+    incident._change_reason = gettext_noop("catalog update")
     services.incident_save_with_tags(incident, entry.tags)
     result.updated += 1
 

@@ -122,9 +122,7 @@ def analysis_recent(*, user, limit: int = 10) -> QuerySet[Analysis]:
     return (
         Analysis.objects.filter(submitted_by=user)
         .select_related("top_incident")
-        .only(
-            "pk", "status", "stage", "confident", "created_at", "log_path", "top_incident__title"
-        )[:limit]
+        .defer("text", "report")[:limit]
     )
 
 

@@ -23,7 +23,8 @@ def _analysis_run_failure(self, exc, task_id, args, kwargs, einfo):
     on_failure=_analysis_run_failure,
 )
 def analysis_run(self, analysis_id: int) -> None:
-    from incidents.services.analysis import analysis_fail, analysis_release
+    # A database error is retried by autoretry_for; the service has given its claim back.
+    from incidents.services.analysis import analysis_fail
     from incidents.services.analysis import analysis_run as run
 
     try:
@@ -33,9 +34,6 @@ def analysis_run(self, analysis_id: int) -> None:
             analysis_id=analysis_id,
             message=_("The analysis took too long and was stopped; paste fewer lines."),
         )
-    except (OperationalError, InterfaceError):
-        analysis_release(analysis_id=analysis_id)  # retried below by autoretry_for
-        raise
 
 
 @shared_task

@@ -11,6 +11,7 @@ import json
 from dataclasses import asdict, dataclass, field
 
 from django.db import transaction
+from django.utils.translation import gettext_noop
 
 from runbooks.catalog import CatalogRunbook, load_runbooks
 from runbooks.models import Runbook
@@ -76,9 +77,9 @@ def _seed_runbook(entry: CatalogRunbook, language: str, position: int, result: S
         return
     if runbook is None:
         runbook = Runbook(slug=entry.slug)
-        reason, counter = "created", "created"
+        reason, counter = gettext_noop("created"), "created"
     else:
-        reason, counter = "catalog update", "updated"
+        reason, counter = gettext_noop("catalog update"), "updated"
     for name, value in _fields(entry, language, position).items():
         setattr(runbook, name, value)
     runbook.catalog_digest = digest

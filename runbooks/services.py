@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from runbooks.models import STEP_KEYS, TEXT_FIELDS, ChecklistRun, Runbook
 from runbooks.weeks import week_label
@@ -87,7 +88,7 @@ def runbook_update(
     runbook_mark_edited(runbook=runbook, text_changed=text_changed)
     runbook.full_clean()
     runbook._history_user = actor
-    runbook._change_reason = "edited"
+    runbook._change_reason = gettext_noop("edited")
     runbook.save()
     return runbook
 

@@ -9,12 +9,19 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import (
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    close_old_connections,
+    transaction,
+)
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext
@@ -39,6 +46,8 @@ Status = Analysis.Status
 MAX_ATTEMPTS = 3
 # A queued row is sent again when the broker has not delivered it for this long.
 QUEUED_GRACE = timedelta(seconds=30)
+# How long a worker keeps trying to give back its claim after the database went away.
+RELEASE_PATIENCE_SECONDS = 15.0
 RESCORE_WINDOW = timedelta(days=30)
 RESCORE_LIMIT = 1000
 
@@ -92,18 +101,46 @@ def analysis_run(*, analysis_id: int) -> None:
     attempt = _claim(analysis_id)
     if attempt is None:
         return
-    analysis = Analysis.objects.get(pk=analysis_id)
     try:
-        report = _analyze(analysis)
-    except logmatch.InputError as error:
-        _finish_failed(analysis_id, attempt, str(error))
-        return
-    _store(analysis, report, attempt=attempt)
+        analysis = Analysis.objects.get(pk=analysis_id)
+        try:
+            report = _analyze(analysis)
+        except logmatch.InputError as error:
+            _finish_failed(analysis_id, attempt, str(error))
+            return
+        _store(analysis, report, attempt=attempt)
+    except (OperationalError, InterfaceError):
+        # The database went away under us (a restart, a killed backend). The caller retries;
+        # its retry can only claim the row if we give it back first.
+        _release_after_database_error(analysis_id, attempt)
+        raise
 
 
 def analysis_release(*, analysis_id: int) -> None:
     """Give a claimed analysis back to the queue (a transient error; the task will retry)."""
     Analysis.objects.filter(pk=analysis_id, status=Status.RUNNING).update(status=Status.QUEUED)
+
+
+def _release_after_database_error(analysis_id: int, attempt: int) -> None:
+    """Give our claim back, on a new connection, without counting the attempt against the tail.
+
+    The connection that failed is dead for good (Django reconnects only once it is closed), and
+    the database may still be restarting: keep trying for a while. If it never comes back, the
+    row stays running and the sweep sends it again later.
+    """
+    deadline = time.monotonic() + RELEASE_PATIENCE_SECONDS
+    while True:
+        close_old_connections()  # drops a connection that is no longer usable
+        try:
+            Analysis.objects.filter(pk=analysis_id, status=Status.RUNNING, attempts=attempt).update(
+                status=Status.QUEUED, attempts=F("attempts") - 1
+            )
+            return
+        except (OperationalError, InterfaceError) as error:
+            if time.monotonic() > deadline:
+                log.warning("analysis %s stays running until the sweep: %s", analysis_id, error)
+                return
+            time.sleep(0.5)
 
 
 def analysis_fail(*, analysis_id: int, message: str) -> None:

@@ -11,6 +11,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.text import slugify
+from django.utils.translation import gettext_noop
 
 from incidents import logmatch
 from incidents.models import TEXT_FIELDS, Incident, KnowledgeGap, Recurrence, Signature, Tag
@@ -85,7 +86,7 @@ def incident_create(
         catalog_digest=catalog_digest,
         **{name: data[name] for name in INCIDENT_FIELDS if name in data},
     )
-    incident._change_reason = "created"
+    incident._change_reason = gettext_noop("created")
     incident_save_with_tags(incident, tags)
     if gap is not None:
         KnowledgeGap.objects.filter(pk=gap.pk).update(incident=incident)
