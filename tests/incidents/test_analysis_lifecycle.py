@@ -7,6 +7,7 @@ end with one stored result, one claim that won, and nothing lost.
 from __future__ import annotations
 
 import contextlib
+import os
 
 import pytest
 
@@ -29,11 +30,17 @@ OOM_TAIL = """\
 @contextlib.contextmanager
 def broker(url: str):
     """Point this process's Celery producer at `url` for the test."""
-    previous = app.conf.broker_url
+    # Celery prefers the CELERY_BROKER_URL variable (set in CI) to its configuration.
+    previous, previous_env = app.conf.broker_url, os.environ.get("CELERY_BROKER_URL")
+    os.environ["CELERY_BROKER_URL"] = url
     _reset_connections(url)
     try:
         yield
     finally:
+        if previous_env is None:
+            os.environ.pop("CELERY_BROKER_URL", None)
+        else:
+            os.environ["CELERY_BROKER_URL"] = previous_env
         _reset_connections(previous)
 
 
