@@ -33,6 +33,7 @@ from incidents.logmatch import (
     read_input,
     redact,
 )
+from incidents.logmatch.digits import ALL_DIGITS, str_keys
 from incidents.logmatch.levels import classify
 from incidents.logmatch.ranking import Tail, rank, signature_clues, similarity_clues
 from incidents.logmatch.signatures import build_signature_set
@@ -256,7 +257,12 @@ def main() -> int:
     tail = realistic_tail()
     lines = tail.split("\n")
     print(f"knowledge: {len(signatures):,} signatures over {len(incidents):,} incidents")
-    print(f"tail: {len(lines):,} lines, {len(tail.encode()):,} bytes")
+    distinct = len(set(lines))
+    shapes = len(set(str_keys(lines, ALL_DIGITS)))
+    print(
+        f"tail: {len(lines):,} lines, {len(tail.encode()):,} bytes, {distinct:,} distinct lines, "
+        f"{shapes:,} distinct digit keys"
+    )
     rss_before = rss_mb()
 
     gc.collect()

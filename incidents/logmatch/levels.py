@@ -9,11 +9,16 @@ carry: Python tracebacks (header, frames, code lines, the final exception line, 
 frames after an error, and Kaldi / C++ stack traces. Lines without any marker are INFO.
 ``line_level(line)`` is the context-free part, for a single line.
 
+Cost: lines that differ only in their digits (a training tail's progress lines) are one digit
+key (``digits.ZERO_OR_NOT``: the table tells ``0`` from the other digits and nothing else), so
+the rule set runs once per distinct key, not per line; only the lines that can open or continue
+a traceback are walked one by one.
+
 The table is ordered from the most explicit to the most heuristic:
 1. a level field written by a logger (``- ERROR -``, ``[WARNING]``, glog ``E1130``, Kaldi
    ``LOG (``, ``NCCL INFO``, vLLM ``ERROR 11-30``, shell ``+ cmd``, make's own lines): trusted
    even when the message itself mentions "error";
-2. a few benign shapes that merely mention errors (``no errors``, ``errors: 0``);
+2. a few benign shapes that merely mention errors (``no errors``, ``errors: 0``, ``未发现错误``);
 3. keyword rules: exception lines, ``error:``, signals, Slurm, Ascend codes, Chinese words.
 Lowercase ``error``/``warning`` alone (``error_rate``, ``--warning-level``, ``error_utils.py``)
 never makes a line an error.
@@ -26,6 +31,7 @@ from collections.abc import Sequence
 
 import re2
 
+from .digits import ZERO_OR_NOT, byte_keys
 from .types import Level
 
 E, W, I = Level.ERROR, Level.WARNING, Level.INFO  # noqa: E741 - table readability
@@ -41,6 +47,8 @@ RULES: tuple[tuple[str, str, Level], ...] = (
     ("shell xtrace", r"^\++ \S", I),
     ("make error", r"^\s*(?:g?make|ninja)(?:\[\d+\])?: \*\*\*", E),
     ("make progress", r"^\s*(?:g?make|ninja)(?:\[\d+\])?: (?:Entering|Leaving|Nothing to be)", I),
+    ("cmake error", r"\bCMake (?:Deprecation )?Error\b", E),
+    ("cmake warning", r"\bCMake (?:Deprecation )?Warning\b", W),
     ("kaldi error", r"^(?:ERROR|ASSERTION_FAILED) \(", E),
     ("kaldi warning", r"^WARNING \(", W),
     ("kaldi log", r"^(?:LOG|VLOG\[\d+\]) \(", I),
@@ -60,6 +68,11 @@ RULES: tuple[tuple[str, str, Level], ...] = (
     ("no errors", r"(?i)\b(?:no|zero|0|without)\s+(?:errors?|warnings?|failures?|failed)\b", I),
     ("zero errors", r"(?i)\b(?:errors?|warnings?|failures?|failed)\s*[:=]\s*0(?:$|[^\d.])", I),
     ("error rate", r"(?i)\berror[ _-]?rates?\b", I),
+    ("chinese no errors", r"(?:没有|没|无|未|不存在|零)(?:任何|发现|出现|检测到|见到?|遇到)?"
+        r"(?:任何)?(?:报错|错误|异常|失败)", I),
+    ("chinese error rate", r"错误率|误码率", I),
+    ("chinese zero errors", r"(?:报错|错误|异常|失败)(?:数|数量|个数)?\s*[:：=]\s*0(?:$|[^\w.])"
+        r"|(?:^|[^\w.])0\s*个(?:报错|错误|异常|失败)", I),
     # 3. Keywords.
     ("traceback header", r"\bTraceback \(most recent call last\)", E),
     ("chained exception", r"^\s*(?:During handling of the above exception|The above exception)", E),
@@ -87,17 +100,27 @@ RULES: tuple[tuple[str, str, Level], ...] = (
 # fmt: on
 
 
+# Lines that can open or continue a block walked by `classify` (tracebacks, stack traces).
+_CONTEXT_HINT = (
+    r"Traceback \(most recent call last\)|^\s*(?:During handling of|The above exception)"
+    r'|\s+File "|\[ Stack-Trace: \]|^\s+at |^\s+\.\.\. \d+ more|^Caused by: '
+)
+_HINT = len(RULES)  # the set's index of _CONTEXT_HINT, after every rule
+
+
 def _rule_set() -> re2.Set:
     options = re2.Options()
     options.max_mem = 64 << 20
     rules = re2.Set.SearchSet(options)
     for _name, pattern, _level in RULES:
         rules.Add(pattern)
+    rules.Add(_CONTEXT_HINT)
     rules.Compile()
     return rules
 
 
 _RULE_SET = _rule_set()
+_LEVELS = (*(level for _name, _pattern, level in RULES), Level.INFO)  # the hint: INFO
 
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\):?")
 _CHAINED = re.compile(r"^\s*(?:During handling of the above exception|The above exception)")
@@ -105,38 +128,43 @@ _FRAME = re.compile(r'^(.*?)\s+File "[^"]*", line \d+')
 _JAVA_FRAME = re.compile(r"^\s+at [\w$.<>/]+\(.*\)\s*$|^\s+\.\.\. \d+ more\s*$|^Caused by: ")
 _STACK_TRACE = re.compile(r"\[ Stack-Trace: \]")
 _DIGITS = str.maketrans("0123456789", "0000000000")
-_CONTEXT_HINT = re2.compile(
-    r"Traceback \(most recent call last\)|^\s*(?:During handling of|The above exception)"
-    r'|\s+File "|\[ Stack-Trace: \]|^\s+at |^\s+\.\.\. \d+ more|^Caused by: '
-)
 
 
 def line_level(line: str) -> Level:
     """The level of one line on its own (the rule table, no context)."""
     found = _RULE_SET.Match(line)
-    return RULES[min(found)][2] if found else Level.INFO
+    return _LEVELS[min(found)] if found else Level.INFO
 
 
 def rule_name(line: str) -> str | None:
     """Which rule of the table decides ``line`` (for debugging and tests)."""
     found = _RULE_SET.Match(line)
-    return RULES[min(found)][0] if found else None
+    first = min(found) if found else _HINT
+    return RULES[first][0] if first < _HINT else None
 
 
 def classify(lines: Sequence[str]) -> list[Level]:
     """One level per line, using the rule table plus traceback and stack-trace context."""
-    distinct = dict.fromkeys(lines)
-    level_of = {s: line_level(s) for s in distinct}
-    levels = [level_of[s] for s in lines]
-    # Only lines that can open or continue a block need the per-line walk below.
-    hinted = {s for s in distinct if _CONTEXT_HINT.search(s)}
+    keys = byte_keys(lines, ZERO_OR_NOT)
+    match = _RULE_SET.Match
+    level_of: dict[bytes, Level] = {}
+    hinted: set[bytes] = set()
+    for key in dict.fromkeys(keys):
+        found = match(key)
+        if found:
+            level_of[key] = _LEVELS[min(found)]
+            if _HINT in found:
+                hinted.add(key)
+        else:
+            level_of[key] = Level.INFO
+    levels = [level_of[key] for key in keys]
     if not hinted:
         return levels
-
+    # Only lines that can open or continue a block need the per-line walk below.
     prefix: str | None = None  # text before "Traceback"/"File", digits zeroed; None = no block
     stack_trace = ""  # "" outside, "start" after the Kaldi header, "in" inside the frames
-    for i, line in enumerate(lines):
-        if prefix is None and not stack_trace and line not in hinted:
+    for i, (line, key) in enumerate(zip(lines, keys, strict=True)):
+        if prefix is None and not stack_trace and key not in hinted:
             continue
         if stack_trace:
             if line.strip():

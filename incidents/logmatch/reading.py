@@ -91,7 +91,8 @@ def read_input(data: bytes | str, limits: Limits = _DEFAULT_LIMITS) -> ReadResul
     final_newline = text.endswith("\n")
     if "\x1b" in text:
         text = _ANSI.sub("", text)
-    text = _CONTROL_CHARS.sub("", text)
+    if _control_count(text):
+        text = _CONTROL_CHARS.sub("", text)
     if text.startswith("\ufeff"):
         text = text[1:]
     if not text.strip():
@@ -107,10 +108,11 @@ def read_input(data: bytes | str, limits: Limits = _DEFAULT_LIMITS) -> ReadResul
 
     cap = limits.max_line_chars
     cut = 0
-    for i, s in enumerate(lines):
-        if len(s) > cap:
-            lines[i] = s[:cap]
-            cut += 1
+    if max(map(len, lines)) > cap:
+        for i, s in enumerate(lines):
+            if len(s) > cap:
+                lines[i] = s[:cap]
+                cut += 1
     return ReadResult(lines=lines, invalid_bytes=invalid, cut_lines=cut)
 
 
@@ -143,8 +145,16 @@ def _from_str(data: str, limits: Limits) -> tuple[str, int]:
     if size > limits.max_bytes:
         raise InputTooLarge(size, limits.max_bytes)
     sample = data[:_SAMPLE]
-    _check_controls(len(_CONTROL_CHARS.findall(sample)), len(sample))
+    _check_controls(_control_count(sample), len(sample))
     return data, invalid
+
+
+def _control_count(text: str) -> int:
+    """How many characters of ``_CONTROL_CHARS`` ``text`` holds (each is one UTF-8 byte, and
+    no multi-byte sequence holds such a byte; bytes.translate is several times faster than a
+    regex scan)."""
+    data = text.encode("utf-8", "surrogatepass")
+    return len(data) - len(data.translate(None, _CONTROL_BYTES))
 
 
 def _check_controls(controls: int, total: int) -> None:

@@ -2,11 +2,12 @@
 
 All enabled signatures go into one `re2.Set`, so each distinct line of a tail is scanned once
 however large the knowledge base; the set answers which patterns matched, and since it runs
-line by line the line numbers come with it. RE2 runs in linear time, so a catastrophic
-pattern such as `(a+)+$` is harmless; a pattern that matches the empty string would fire on
-every line and is refused. Each incident's symptom lines act as signatures too: masked with
-`mask_line`, their literal parts escaped and every `<*>` turned into a wildcard, so a
-just-filed incident matches at once, even with other numbers.
+line by line the line numbers come with it. (Signatures may name any digit, so unlike the rule
+tables the scan cannot merge lines that differ only in their digits.) RE2 runs in linear time,
+so a catastrophic pattern such as `(a+)+$` is harmless; a pattern that matches the empty
+string would fire on every line and is refused. Each incident's symptom lines act as
+signatures too: masked with `mask_line`, their literal parts escaped and every `<*>` turned
+into a wildcard, so a just-filed incident matches at once, even with other numbers.
 """
 
 from __future__ import annotations
@@ -94,18 +95,36 @@ class SignatureSet:
         return len(self._sets)
 
     def scan(self, lines: Sequence[str]) -> list[Hit]:
-        """Which signatures match which lines; each distinct line is matched once."""
+        """Which signatures match which lines; each distinct line is matched once.
+
+        The distinct lines are encoded to UTF-8 in one go and handed to RE2 as bytes; line
+        numbers are only collected for the few lines that something matched."""
         if not self._sets:
             return []
-        where: dict[str, list[int]] = {}
+        distinct = [text for text in dict.fromkeys(lines) if text]
+        found: list[tuple[str, list[int]]] = []
+        if len(self._sets) == 1:
+            match = self._sets[0][0].Match
+            for text, data in zip(distinct, _encoded(distinct), strict=True):
+                indices = match(data)
+                if indices:
+                    found.append((text, indices))
+        else:
+            for text, data in zip(distinct, _encoded(distinct), strict=True):
+                indices = _match_all(self._sets, data)
+                if indices:
+                    found.append((text, indices))
+        if not found:
+            return []
+        where: dict[str, list[int]] = {text: [] for text, _indices in found}
         for number, text in enumerate(lines):
-            if text:
-                where.setdefault(text, []).append(number)
-        hits: list[Hit] = []
-        for text, numbers in where.items():
-            for matched in _match_all(self._sets, text):
-                hits.append(Hit(self.signatures[matched], text, tuple(numbers)))
-        return hits
+            if text in where:
+                where[text].append(number)
+        return [
+            Hit(self.signatures[index], text, tuple(where[text]))
+            for text, indices in found
+            for index in indices
+        ]
 
 
 def build_signature_set(
@@ -181,7 +200,15 @@ def _compile_valid(
     return accepted, _compile_sets([signature.pattern for signature in accepted])
 
 
-def _match_all(sets: Sequence[tuple[re2.Set, int]], text: str) -> list[int]:
+def _encoded(lines: list[str]) -> list[bytes]:
+    """``lines`` in UTF-8, encoded together (a line holding a newline is encoded alone)."""
+    text = "\n".join(lines)
+    if text.count("\n") != len(lines) - 1:
+        return [line.encode("utf-8", "surrogatepass") for line in lines]
+    return text.encode("utf-8", "surrogatepass").split(b"\n")
+
+
+def _match_all(sets: Sequence[tuple[re2.Set, int]], text: str | bytes) -> list[int]:
     found: list[int] = []
     for pattern_set, offset in sets:
         indices = pattern_set.Match(text)

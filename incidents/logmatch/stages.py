@@ -15,6 +15,12 @@ Evidence, strongest first:
 Line evidence is scored per stage; later lines weigh up to twice as much as early ones,
 because a tail ends where the job failed. Each rule counts at most ``_MAX_HITS`` times, so a
 flood of one line cannot outvote everything else.
+
+Cost: the rules are scanned once over the distinct *digit keys* of the lines (``digits``:
+lines that differ only in their digits share a key; the line rules never name a particular
+digit, they say ``\\d``), then every hit is spread back onto the lines behind its key. The
+answer is the one a scan of every distinct line would give; a rule never reads across a line
+end (``[ \\t]``, not ``\\s``).
 """
 
 from __future__ import annotations
@@ -22,8 +28,12 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import accumulate, count
+from operator import add
 
 import re2
+
+from .digits import ALL_DIGITS, text_byte_keys
 
 STAGES = ("build", "data", "train", "serve")
 
@@ -54,14 +64,14 @@ LINE_RULES: tuple[tuple[str, str, str, str], ...] = (
     # Kaldi binaries and recipe scripts.
     ("train", "program", "alignment",
      r"\bgmm-align-compiled\b|\balign-equal-compiled\b|\bsteps/align_\w+\.sh\b"
-     r"|\balign_(?:si|fmllr|sgmm2?|basis_fmllr)\.sh\b"),
+     r"|\balign_(?:si|fmllr|sgmm\d?|basis_fmllr)\.sh\b"),
     ("train", "program", "GMM training",
      r"\bgmm-(?:acc-stats-ali|est|init-mono|sum-accs|mixup|init-model)\b|\bcompile-train-graphs\b"
      r"|\bacc-tree-stats\b|\bbuild-tree\b|\bsteps/train_\w+\.sh\b"
      r"|\btrain_(?:mono|deltas|lda_mllt|sat)\.sh\b"),
     ("train", "program", "nnet3 training",
-     r"\bnnet3-(?:chain-)?(?:train|get-egs|combine|compute-prob|shuffle-egs)\b"
-     r"|\bsteps/nnet3/(?:chain/)?train\w*\.py\b|\bnnet3/train/"),
+     r"\bnnet\d-(?:chain-)?(?:train|get-egs|combine|compute-prob|shuffle-egs)\b"
+     r"|\bsteps/nnet\d/(?:chain/)?train\w*\.py\b|\bnnet\d/train/"),
     ("data", "program", "feature extraction",
      r"\bcompute-(?:mfcc|fbank|plp|spectrogram)-feats\b|\bcompute-and-process-kaldi-pitch-feats\b"
      r"|\bcompute-cmvn-stats\b|\bextract-segments\b|\bsteps/make_(?:mfcc|fbank|plp)\w*\.sh\b"
@@ -70,8 +80,8 @@ LINE_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"\b(?:utils/)?(?:validate|fix|copy|subset|combine)_data_dir\.sh\b|\butils/data/\w+\.sh\b"
      r"|\bprepare_lang\.sh\b|\blocal/\w*(?:data|prep)\w*\.(?:sh|py)\b"),
     ("serve", "program", "decoding",
-     r"\b(?:gmm|nnet3|nnet2|sgmm2)-latgen-\w+\b|\bonline2?-\w*(?:decode|latgen)\w*"
-     r"|\bsteps/(?:nnet3/)?decode\w*\.sh\b|\bmkgraph\.sh\b|\bcompute-wer\b"
+     r"\b(?:gmm|nnet\d|sgmm\d)-latgen-\w+\b|\bonline\d?-\w*(?:decode|latgen)\w*"
+     r"|\bsteps/(?:nnet\d/)?decode\w*\.sh\b|\bmkgraph\.sh\b|\bcompute-wer\b"
      r"|\blattice-(?:best-path|scale|add-penalty)\b"),
     # Launchers, servers and build tools.
     ("train", "program", "training launcher",
@@ -84,22 +94,22 @@ LINE_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"|\bllama-server\b"),
     ("build", "program", "build tool",
      r"\b[Cc][Mm]ake\b|\bCMakeFiles\b|\bmake(?:\[\d+\])?: |\bninja\b|\./configure\b"
-     r"|(?:^|[ \t/])(?:gcc|g\+\+|clang\+?\+?|nvcc|c\+\+|ld|collect2)(?:[ \t:]|$)"
+     r"|(?:^|[ \t/])(?:gcc|g\+\+|clang\+?\+?|nvcc|c\+\+|ld|collect\d)(?:[ \t:]|$)"
      r"|\bsetup\.py (?:build|bdist_wheel|install|develop)\b|\bbdist_wheel\b|\bBuilding wheels?\b"
      r"|\bpip install\b"),
     ("data", "program", "data tool",
-     r"\blmplz\b|\bbuild_binary\b|\bsentencepiece\b|\bspm_train\b|\bimg2dataset\b"
+     r"\blmplz\b|\bbuild_binary\b|\bsentencepiece\b|\bspm_train\b|\bimg\ddataset\b"
      r"|\bdatasets\.map\b|\bffmpeg\b|\bsox\b"),
     # Keywords.
     ("train", "keyword", "training progress",
      r"(?i)\b(?:epoch|global_step|train(?:ing)? (?:step|loss)|grad(?:ient)? norm|learning rate"
      r"|loss scale|optimizer|backward|num epochs|running training|iteration \d)"),
     ("train", "keyword", "loss and checkpoints",
-     r"(?i)\b(?:loss|lr)\s*[:=]\s*[\d.]|\bloss (?:nan|inf)\b|\bOVERFLOW\b|\bGradient overflow\b"
-     r"|\bcheckpoint"),
+     r"(?i)\b(?:loss|lr)[ \t]*[:=][ \t]*[\d.]|\bloss (?:nan|inf)\b|\bOVERFLOW\b"
+     r"|\bGradient overflow\b|\bcheckpoint"),
     ("serve", "keyword", "serving",
      r"(?i)\b(?:requests?|serving|api_server|tokens? per second|tokens/s|kv cache|gpu blocks"
-     r"|max_model_len|max seq len|gpu_memory_utilization|/v1/|chat/completions|latency"
+     r"|max_model_len|max seq len|gpu_memory_utilization|/v\d/|chat/completions|latency"
      r"|throughput|inference)\b"),
     ("serve", "keyword", "decoding",
      r"(?i)\b(?:decod(?:e|ing|able)|lattice|transcrib\w*|recogni[sz]\w*)\b"),
@@ -107,7 +117,7 @@ LINE_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?i)\b(?:configur(?:e|ing)|compil(?:e|ing|ation)|undefined reference|linking"
      r"|building (?:cxx|c|cuda) object|no rule to make target|checking (?:for|compiler))\b"),
     ("data", "keyword", "data preparation",
-     r"(?i)\b(?:feature extraction|utt2spk|spk2utt|wav\.scp|reco2dur|segments file"
+     r"(?i)\b(?:feature extraction|utt\dspk|spk\dutt|wav\.scp|reco\ddur|segments file"
      r"|data[- ]directory|data prep\w*|preprocess\w*|download(?:ing)? (?:data|dataset|corpus)"
      r"|running tokenizer on dataset|tokeniz(?:e|ing) (?:the )?(?:dataset|corpus))\b"),
 )
@@ -126,12 +136,13 @@ def _named(i: int, pattern: str) -> str:
 
 
 # RE2 scans the whole text once with a DFA (~100 MB/s whatever the number of rules); Python's
-# re would try every alternative at every position, 50-100 times slower on a long tail.
+# re would try every alternative at every position, 50-100 times slower on a long tail. The
+# scan reads UTF-8 bytes: no offset translation per match. Group k + 1 is rule k.
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.max_mem = 64 << 20
-_LINE_PATTERN = re2.compile(
-    "(?m)" + "|".join(_named(i, rule[3]) for i, rule in enumerate(LINE_RULES)), _RE2_OPTIONS
-)
+_LINE_SOURCE = "(?m)" + "|".join(_named(i, rule[3]) for i, rule in enumerate(LINE_RULES))
+_LINE_PATTERN = re2.compile(_LINE_SOURCE, _RE2_OPTIONS)
+_LINE_BYTES = re2.compile(_LINE_SOURCE.encode(), _RE2_OPTIONS)
 
 
 def infer_stage(lines: Sequence[str], log_path: str | None = None) -> tuple[str | None, str]:
@@ -155,40 +166,56 @@ def stage_from_lines(lines: Sequence[str]) -> tuple[str | None, str]:
     if not lines:
         return None, ""
     # Each distinct line once, at its last position: a flood of one line is one piece of
-    # evidence, and the scan stays proportional to the distinct text.
-    last = dict(zip(lines, range(1, len(lines) + 1), strict=True))
-    unique = list(last)
-    text = "\n".join(s.replace("\n", " ") for s in unique)
-    starts = [0]
-    for s in unique[:-1]:
-        starts.append(starts[-1] + len(s) + 1)
+    # evidence. Distinct lines that differ only in digits share a key and are scanned once.
     total = len(lines)
+    last = dict(zip(lines, range(1, total + 1), strict=True))
+    text = "\n".join(last)
+    if text.count("\n") != len(last) - 1:
+        text = "\n".join(s.replace("\n", " ") for s in last)
+    distinct_keys = text_byte_keys(text, ALL_DIGITS)
+    numbers = list(last.values())
+    # key -> last line numbers of its distinct lines (all in C when no two lines share a key)
+    numbers_of: dict[bytes, Sequence[int]] = dict(zip(distinct_keys, zip(numbers), strict=True))
+    if len(numbers_of) != len(distinct_keys):
+        shared: dict[bytes, list[int]] = {}
+        for key, number in zip(distinct_keys, numbers, strict=True):
+            shared.setdefault(key, []).append(number)
+        numbers_of = shared
+    keys = list(numbers_of)
+    scanned = b"\n".join(keys)
+    starts = list(map(add, accumulate(map(len, keys), initial=0), count()))  # len + 1 each
 
-    hits: dict[int, list[tuple[int, str]]] = {}  # rule index -> [(line number, matched text)]
-    for m in _LINE_PATTERN.finditer(text):
-        rule = int(m.lastgroup[1:])
+    hits: dict[int, dict[bytes, None]] = {}  # rule -> keys it fires on, in order of first hit
+    for m in _LINE_BYTES.finditer(scanned):
         matched = m.group()
         at = m.start() + len(matched) - len(matched.lstrip())  # a match may open on "\n"
-        number = last[unique[bisect_right(starts, at) - 1]]
-        hits.setdefault(rule, []).append((number, matched.strip()))
+        hits.setdefault(m.lastindex - 1, {})[keys[bisect_right(starts, at) - 1]] = None
 
     scores = dict.fromkeys(STAGES, 0.0)
-    best: dict[str, tuple[float, int, int, str]] = {}  # stage -> (contribution, rule, line, text)
-    for rule, found in hits.items():
+    best: dict[str, tuple[float, int, int]] = {}  # stage -> (contribution, rule, line)
+    for rule, fired in hits.items():
         stage, kind, _what, _pattern = LINE_RULES[rule]
-        distinct: dict[int, str] = {}
-        for number, matched in found:
-            distinct.setdefault(number, matched)
-        recent = sorted(distinct.items())[-_MAX_HITS:]
-        contribution = sum(_WEIGHT[kind] * (1 + number / total) for number, _ in recent)
+        if len(fired) == 1:
+            found = numbers_of[next(iter(fired))]
+        else:
+            found = [n for key in fired for n in numbers_of[key]]
+        recent = sorted(found)[-_MAX_HITS:]
+        contribution = sum(_WEIGHT[kind] * (1 + number / total) for number in recent)
         scores[stage] += contribution
-        number, matched = recent[-1]
         if stage not in best or contribution > best[stage][0]:
-            best[stage] = (contribution, rule, number, matched)
+            best[stage] = (contribution, rule, recent[-1])
 
     winner = max(STAGES, key=lambda s: scores[s])
     if scores[winner] <= 0:
         return None, ""
-    _contribution, rule, number, matched = best[winner]
+    _contribution, rule, number = best[winner]
     _stage, kind, what, _pattern = LINE_RULES[rule]
-    return winner, f"{kind} {matched} (line {number}): {what}"
+    return winner, f"{kind} {_first_match(lines[number - 1], rule)} (line {number}): {what}"
+
+
+def _first_match(line: str, rule: int) -> str:
+    """The text of the first hit of ``rule`` when the rules scan ``line``."""
+    for m in _LINE_PATTERN.finditer(line.replace("\n", " ")):
+        if m.lastindex == rule + 1:
+            return m.group().strip()
+    return ""

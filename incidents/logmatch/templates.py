@@ -19,9 +19,12 @@ may span up to three characters. It returns the groups ordered by first appearan
 every input line, the index of its group: every line lands in exactly one group.
 
 One generic configuration for every log: no rule knows about a particular system or file.
-Cost: each distinct line is masked once by one compiled ``re.sub`` pass over the joined text
-(plus cheap clean-up passes), per-line bookkeeping stays in C (dicts, zip, Counter), and the
-merge looks at the *unique* templates only, within a fixed budget.
+Cost: lines that differ only in their digits share a digit key (``digits.ALL_DIGITS``: no
+masking pattern names a particular digit, and a digit always ends up inside a wildcard), so
+each distinct key is masked once by one compiled ``re.sub`` pass over the joined keys (plus
+cheap clean-up passes); a key whose template still shows a digit is masked line by line
+instead. Per-line bookkeeping stays in C (dicts, zip, Counter), and the merge looks at the
+*unique* templates only, within a fixed budget.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from .digits import ALL_DIGITS, str_keys
 from .types import Group, Level, Limits
 
 WILDCARD = "<*>"
@@ -48,8 +52,9 @@ _UNIT = (
     r"\.?" + _TOKEN_END
 )
 _GENERIC_TLD = r"(?:com|net|org|edu|gov|io|info|biz|local|internal)"
-# Two-letter final labels that are file extensions, not country domains (x.py, a.so, t.h5).
-_NOT_CCTLD = r"(?!(?:py|sh|so|cc|md|js|rs|go|pl|pm|ts|db|gz|xz|el|mk|in|h5|pt)(?![A-Za-z]))"
+# Two-letter final labels that are file extensions, not country domains (x.py, a.so).
+# (The label must be two letters anyway, so h5 and the like need no entry.)
+_NOT_CCTLD = r"(?!(?:py|sh|so|cc|md|js|rs|go|pl|pm|ts|db|gz|xz|el|mk|in|pt)(?![A-Za-z]))"
 _LABEL = r"[A-Za-z0-9\-]"
 
 # All alternatives sit behind one token-start check, and each begins with a literal or a
@@ -148,6 +153,27 @@ def mask_lines(lines: Sequence[str]) -> list[str]:
     return masked
 
 
+def _templates(lines: list[str]) -> list[str]:
+    """``mask_line`` of every line, masking each distinct digit key once."""
+    keys = str_keys(lines, ALL_DIGITS)
+    distinct = list(dict.fromkeys(keys))  # a flood of one line, or of one line shape
+    templates = mask_lines(distinct)
+    template_of = dict(zip(distinct, templates, strict=True))
+    masked = [template_of[key] for key in keys]
+    # A digit that survives masking would differ between the lines behind one key (it never
+    # does in practice): those lines are masked one by one.
+    if "0" not in "".join(templates):
+        return masked
+    unsure = {key for key, template in template_of.items() if "0" in template}
+    if unsure:
+        exact = [number for number, key in enumerate(keys) if key in unsure]
+        originals = list(dict.fromkeys(lines[number] for number in exact))
+        template_of = dict(zip(originals, mask_lines(originals), strict=True))
+        for number in exact:
+            masked[number] = template_of[lines[number]]
+    return masked
+
+
 def group(
     lines: Sequence[str], levels: Sequence[Level], limits: Limits = _DEFAULT_LIMITS
 ) -> tuple[tuple[Group, ...], tuple[int, ...]]:
@@ -164,9 +190,7 @@ def group(
         return (), ()
     cap = limits.max_line_chars
     capped = [s if len(s) <= cap else s[:cap] for s in lines]
-    distinct = list(dict.fromkeys(capped))  # a flood of one line is masked once
-    template_of = dict(zip(distinct, mask_lines(distinct), strict=True))
-    masked = [template_of[s] for s in capped]
+    masked = _templates(capped)
 
     # Per-line work stays in C (dict/zip/Counter/list comprehensions): only the unique
     # templates and the groups are visited by Python loops.

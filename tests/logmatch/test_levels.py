@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -79,6 +81,17 @@ SINGLE_LINES = [
     ("foo.cc:12:3: warning: unused variable 'y' [-Wunused-variable]", W),
     ("warning: implicit declaration of function 'bar'", W),
     ("foo.cc:12:3: note: declared here", I),
+    # CMake writes its level as "CMake Error" / "CMake Warning", not as an error: field
+    ("CMake Error at CMakeLists.txt:12 (find_package):", E),
+    ("CMake Error: The source directory does not exist.", E),
+    (
+        "CMake Error at /usr/share/cmake-3.28/Modules/CMakeDetermineCUDACompiler.cmake:270 (message):",
+        E,
+    ),
+    ("CMake Warning at CMakeLists.txt:40 (message):", W),
+    ("CMake Warning (dev) at CMakeLists.txt:5 (project):", W),
+    ("CMake Deprecation Warning at CMakeLists.txt:1 (cmake_minimum_required):", W),
+    ("-- Configuring done (CMake 3.28)", I),
     ("/usr/bin/ld: main.o: undefined reference to `kaldi::Foo()'", E),
     ("collect2: error: ld returned 1 exit status", E),
     # signals and misc
@@ -93,6 +106,21 @@ SINGLE_LINES = [
     ("训练过程中发生错误：显存不足", E),
     ("任务失败，请检查配置", E),
     ("警告：学习率过大", W),
+    ("连接超时，任务失败", E),
+    ("无法连接到服务器，加载失败", E),
+    ("未知错误：进程退出", E),
+    ("节点 0 失败，正在重试", E),
+    ("错误码：0x1f", E),
+    # Chinese "no errors at all" and counts of zero are not errors
+    ("全量重跑之后开发集词错误率涨了两个点，日志里没有任何报错", I),
+    ("没有任何报错", I),
+    ("未发现错误", I),
+    ("检查完成，未发现任何异常", I),
+    ("数据校验通过，无错误", I),
+    ("训练结束，共 0 个错误", I),
+    ("失败数：0", I),
+    ("错误：0，警告：3", I),
+    ("开发集错误率 12.3%", I),
     # plain lines and false positives
     ("epoch 3 step 1200 loss 2.345", I),
     ("error_rate=0.1 wer=12.3", I),
@@ -110,6 +138,73 @@ SINGLE_LINES = [
 def test_single_line(line, level):
     assert line_level(line) is level, rule_name(line)
     assert classify([line]) == [level]
+
+
+def test_the_false_positive_guards_still_hold_next_to_the_new_rules():
+    assert line_level("CMake Error at CMakeLists.txt:12 (find_package):") is E
+    for line in ("error_rate=0.1 wer=12.3", "errors: 0", "Validation finished, no errors found"):
+        assert line_level(line) is I, rule_name(line)
+    assert rule_name("没有任何报错") == "chinese no errors"
+    assert rule_name("未发现错误") == "chinese no errors"
+    assert rule_name("任务失败，请检查配置") == "chinese error"
+
+
+def test_the_rules_tell_zero_from_other_digits_and_nothing_else():
+    """classify matches one digit key per line shape (digits.ZERO_OR_NOT: 0 stays, 1-9 become
+    1). That is exact only while no rule names another digit or a class of some digits."""
+    for name, pattern, _level in RULES:
+        rest = re.sub(r"\\d|\[1-9\]|\{\d+(?:,\d*)?\}", "", pattern)
+        assert set(re.findall(r"\d", rest)) <= {"0"}, name
+        assert not re.search(r"\[[^\]]*\d[^\]]*\]", rest), name
+
+
+DIGIT_PIECES = st.sampled_from(
+    [
+        "errors: ",
+        "error: ",
+        "exit code ",
+        "exit status: ",
+        "failed",
+        " jobs failed",
+        "no ",
+        "0",
+        "1",
+        "5",
+        "9",
+        "10",
+        "00",
+        "E",
+        "EI",
+        "W",
+        "I",
+        " ",
+        ":",
+        "=",
+        ".",
+        "[",
+        "]",
+        "错误：",
+        "失败数：",
+        " 个错误",
+        "E1130 12:00:00.123456 12345 file.cc:45] ",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.one_of(DIGIT_PIECES, st.integers(0, 10**6).map(str))).map("".join), max_size=30
+    )
+)
+def test_classify_equals_the_rule_table_on_every_line(lines):
+    """Lines that share a digit key share a level: the same as matching every line alone."""
+    assert classify(lines) == [line_level(line) for line in lines]
+
+
+def test_lines_that_differ_in_digits_are_classified_once_each_correctly():
+    lines = ["0 jobs failed", "3 jobs failed", "exit code 0", "exit code 2", "step 10", "step 20"]
+    assert classify(lines) == [I, E, I, E, I, I]
 
 
 def test_logger_level_field_beats_keywords_in_the_message():

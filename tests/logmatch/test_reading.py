@@ -66,6 +66,11 @@ class TestCleaning:
     def test_stray_control_characters_are_removed_but_tabs_kept(self):
         assert lines_of("a\x07b\x08c\td\n") == ["abc\td"]
 
+    def test_control_characters_past_the_sample_are_removed_too(self):
+        text = "x\n" * 50_000 + "显存\x00不足\x07\n" + "y\x7f"
+        for data in (text, text.encode()):
+            assert read_input(data).lines == ["x"] * 50_000 + ["显存不足", "y"]
+
     def test_byte_order_mark_is_dropped(self):
         assert lines_of("\ufeffhello".encode()) == ["hello"]
 

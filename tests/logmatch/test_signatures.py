@@ -175,3 +175,65 @@ def test_ten_thousand_signatures_compile_into_one_set_quickly():
     assert index.signatures.set_count == 1
     assert report.suggestions[0].slug == "incident-321"
     assert report.suggestions[0].evidence[0].signature == "4321"
+
+
+def _naive_scan(signature_set, lines):
+    """Every signature against every distinct line, one RE2 search each."""
+    import re2
+
+    where: dict[str, list[int]] = {}
+    for number, text in enumerate(lines):
+        if text:
+            where.setdefault(text, []).append(number)
+    return {
+        (signature.key, text, tuple(numbers))
+        for text, numbers in where.items()
+        for signature in signature_set.signatures
+        if re2.search(signature.pattern, text)
+    }
+
+
+SCAN_LINES = [
+    "OSError: [Errno 28] No space left on device",
+    "",
+    "step 1 ok",
+    "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB",
+    "OSError: [Errno 28] No space left on device",
+    "显存不足：CUDA out of memory 第3张卡",
+    "two\nlines: No space left on device",
+    "step 2 ok",
+    "OSError: [Errno 28] No space left on device",
+]
+
+
+def test_scan_finds_what_a_search_per_signature_and_line_finds():
+    index = build_index(SMALL_INCIDENTS, SMALL_SIGNATURES)
+    hits = index.signatures.scan(SCAN_LINES)
+    found = {(hit.signature.key, hit.text, hit.lines) for hit in hits}
+    assert found == _naive_scan(index.signatures, SCAN_LINES)
+    assert len(found) == len(hits) == 5  # one hit per signature and distinct line
+    assert ("5", "two\nlines: No space left on device", (6,)) in found
+    assert index.signatures.scan(["", ""]) == []
+
+
+def test_scan_over_several_sets_finds_the_same(monkeypatch):
+    from incidents.logmatch import signatures
+
+    monkeypatch.setattr(signatures, "_compile_set", _refuse_big_sets(signatures._compile_set))
+    monkeypatch.setattr(signatures, "_MATCH_CHUNK", 2)
+    index = build_index(SMALL_INCIDENTS, SMALL_SIGNATURES)
+    assert index.signatures.set_count > 1
+    hits = index.signatures.scan(SCAN_LINES)
+    found = {(hit.signature.key, hit.text, hit.lines) for hit in hits}
+    assert found == _naive_scan(index.signatures, SCAN_LINES)
+
+
+def _refuse_big_sets(compile_set):
+    import re2
+
+    def compile_small(patterns):
+        if len(patterns) > 2:
+            raise re2.error("failed to compile Set")
+        return compile_set(patterns)
+
+    return compile_small

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
+from bisect import bisect_right
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from incidents.logmatch import stages
 from incidents.logmatch.reading import read_input
-from incidents.logmatch.stages import STAGES, infer_stage
+from incidents.logmatch.stages import LINE_RULES, STAGES, infer_stage
 
 DEV = Path(__file__).resolve().parents[3] / "shared" / "eval" / "dev"
 
@@ -137,3 +140,117 @@ def test_stage_on_real_failure_tails():
             wrong += 1
     assert right >= 28
     assert wrong <= 4
+
+
+def _every_distinct_line(lines: list[str]) -> tuple[str | None, str]:
+    """The reference: the rules scan every distinct line (no digit keys), as they once did."""
+    if not lines:
+        return None, ""
+    last = dict(zip(lines, range(1, len(lines) + 1), strict=True))
+    unique = list(last)
+    text = "\n".join(s.replace("\n", " ") for s in unique)
+    starts = [0]
+    for s in unique[:-1]:
+        starts.append(starts[-1] + len(s) + 1)
+    hits: dict[int, dict[int, str]] = {}
+    for m in stages._LINE_PATTERN.finditer(text):
+        number = last[unique[bisect_right(starts, m.start()) - 1]]
+        hits.setdefault(m.lastindex - 1, {}).setdefault(number, m.group().strip())
+    scores = dict.fromkeys(STAGES, 0.0)
+    best: dict[str, tuple[float, int, int, str]] = {}
+    for rule, found in hits.items():
+        stage, kind, _what, _pattern = LINE_RULES[rule]
+        recent = sorted(found.items())[-stages._MAX_HITS :]
+        contribution = sum(stages._WEIGHT[kind] * (1 + n / len(lines)) for n, _ in recent)
+        scores[stage] += contribution
+        if stage not in best or contribution > best[stage][0]:
+            best[stage] = (contribution, rule, *recent[-1])
+    winner = max(STAGES, key=lambda s: scores[s])
+    if scores[winner] <= 0:
+        return None, ""
+    _c, rule, number, matched = best[winner]
+    _stage, kind, what, _pattern = LINE_RULES[rule]
+    return winner, f"{kind} {matched} (line {number}): {what}"
+
+
+def test_no_line_rule_names_a_particular_digit():
+    """Lines are scanned by digit key (digits.ALL_DIGITS: every digit becomes 0); exact only
+    while the rules say \\d, never 3 as in nnet3."""
+    for stage, _kind, what, pattern in LINE_RULES:
+        rest = re.sub(r"\\d|\{\d+(?:,\d*)?\}", "", pattern)
+        assert not re.findall(r"\d", rest), (stage, what)
+
+
+def test_each_rule_is_exactly_one_capture_group():
+    # The scan reads the rule of a hit from m.lastindex: group k + 1 must be rule k.
+    assert stages._LINE_PATTERN.groups == stages._LINE_BYTES.groups == len(LINE_RULES)
+
+
+def test_no_line_rule_reads_across_a_line_end():
+    """Keys are scanned joined by newlines, so no rule may match one: [ \\t], not \\s."""
+    for stage, _kind, what, pattern in LINE_RULES:
+        for reads_newlines in ("\\s", "\\S", "\\W", "\\D", "[^"):
+            assert reads_newlines not in pattern, (stage, what, reads_newlines)
+        bare = re.sub(r"\[[^\]]*\]", "", re.sub(r"\\.", "", pattern))
+        assert "." not in bare, (stage, what)
+
+
+@pytest.mark.parametrize(
+    ("line", "stage"),
+    [
+        ("nnet3-chain-train --use-gpu=yes", "train"),
+        ("nnet2-latgen-faster --beam=13", "serve"),
+        ("online2-wav-nnet3-latgen-faster --do-endpointing=false", "serve"),
+        ("POST /v1/chat/completions HTTP/1.1 200", "serve"),
+        ("utt2spk is not sorted", "data"),
+        ("collect2: error: ld returned 1 exit status", "build"),
+    ],
+)
+def test_tool_names_with_digits_are_still_recognised(line, stage):
+    assert infer_stage([line])[0] == stage
+
+
+STAGE_PIECES = st.sampled_from(
+    [
+        "epoch ",
+        "loss: ",
+        "lr=",
+        "step ",
+        "nnet3-train ",
+        "nnet2-latgen-faster ",
+        "torchrun ",
+        "vllm ",
+        "/v1/",
+        "requests ",
+        "make[2]: ",
+        "gcc ",
+        "utt2spk ",
+        "decoding ",
+        "compiling ",
+        "iteration ",
+        "tokens/s ",
+        "checkpoint ",
+        " ",
+        "\t",
+        "\n",
+        ":",
+        "=",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.one_of(STAGE_PIECES, st.integers(0, 10**5).map(str)), max_size=8).map("".join),
+        max_size=40,
+    )
+)
+def test_scanning_digit_keys_gives_the_answer_of_scanning_every_line(lines):
+    assert infer_stage(lines) == _every_distinct_line(lines)
+
+
+def test_scanning_digit_keys_on_a_long_tail():
+    lines = [f"epoch {n // 100} step {n} loss: {n % 7}.{n % 97}" for n in range(3000)]
+    lines[-3:] = ["torchrun --nproc_per_node 8 train.py", "vllm serve x", "gcc -O2 -c a.c"]
+    assert infer_stage(lines) == _every_distinct_line(lines)
