@@ -1,0 +1,61 @@
+"""Two workers on one queue, every task delivered twice: each analysis still runs once.
+
+The two deliveries of one analysis sit next to each other in the queue, so the two workers
+usually fetch them at the same moment and race for the claim; the loser must find nothing
+to do. Side effects that count (signature hits, knowledge gaps) are counted once too.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+import pytest
+
+from incidents.models import Analysis, KnowledgeGap, Signature
+from incidents.services import analysis_request
+from incidents.tasks import analysis_run as analysis_run_task
+from tests.faults.harness import TAILS, all_finished, assert_done_exactly_once
+from tests.services import wait_until
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ANALYSES = 30
+
+
+def _received(worker) -> int:
+    return worker.log.read_text().count("Task incidents.tasks.analysis_run[")  # "received"
+
+
+def test_two_workers_never_run_one_analysis_twice(workers, engineer):
+    first, second = workers("twin-a"), workers("twin-b")
+    ids = []
+    for log_path, text in itertools.islice(itertools.cycle(TAILS), ANALYSES):
+        analysis = analysis_request(data=text, user=engineer, log_path=log_path)  # sent once
+        analysis_run_task.apply_async((analysis.pk,))  # and once more
+        ids.append(analysis.pk)
+
+    assert wait_until(lambda: all_finished(ids), 120)
+    # Every delivery was fetched by one worker or the other, so none is still to come.
+    assert wait_until(lambda: _received(first) + _received(second) >= 2 * ANALYSES, 30)
+    assert wait_until(lambda: False, 0.5) is False  # let the last duplicate finish its no-op
+
+    assert_done_exactly_once(ids)
+    assert _received(first) and _received(second), "one worker did all the work"
+    runs = Analysis.objects.filter(pk__in=ids)
+    hits = Counter(key for report in runs.values_list("report", flat=True) for key in _hits(report))
+    assert hits, "no confident match among the tails"
+    assert dict(Signature.objects.filter(hit_count__gt=0).values_list("pk", "hit_count")) == hits
+    gaps = Counter(runs.exclude(gap=None).values_list("gap", flat=True))
+    assert dict(KnowledgeGap.objects.values_list("pk", "analysis_count")) == dict(gaps)
+
+
+def _hits(report: dict) -> set[int]:
+    """The signatures one stored analysis counts a hit for: those behind confident matches."""
+    return {
+        int(evidence["signature"])
+        for suggestion in report["suggestions"]
+        if suggestion["confident"]
+        for evidence in suggestion["evidence"]
+        if str(evidence.get("signature", "")).isdigit()
+    }
