@@ -1,4 +1,10 @@
-from incidents.models.analysis import Analysis, AnalysisSuggestion, Feedback, KnowledgeGap
+from incidents.models.analysis import (
+    Analysis,
+    AnalysisSuggestion,
+    Feedback,
+    KnowledgeGap,
+    KnowledgeRescore,
+)
 from incidents.models.incident import (
     TEXT_FIELDS,
     Discipline,
@@ -20,6 +26,7 @@ __all__ = [
     "Incident",
     "IncidentText",
     "KnowledgeGap",
+    "KnowledgeRescore",
     "Recurrence",
     "Severity",
     "Signature",

@@ -141,3 +141,16 @@ class Feedback(models.Model):
 
     def __str__(self) -> str:
         return f"{self.verdict} on analysis {self.analysis_id}"
+
+
+class KnowledgeRescore(models.Model):
+    """The knowledge version that stored analyses were last re-ranked against (one row).
+
+    Edits come in bursts; each queues a re-ranking, and all but the first find the work done.
+    """
+
+    version = models.CharField(max_length=200)
+    rescored_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return self.version

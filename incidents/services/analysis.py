@@ -28,13 +28,14 @@ from django.utils.translation import gettext
 from kombu.exceptions import KombuError
 
 from incidents import logmatch
-from incidents.knowledge import feedback_map, knowledge_index
+from incidents.knowledge import feedback_map, knowledge_index, knowledge_version
 from incidents.models import (
     Analysis,
     AnalysisSuggestion,
     Feedback,
     Incident,
     KnowledgeGap,
+    KnowledgeRescore,
     Signature,
 )
 from incidents.services.incident import incident_record_recurrence
@@ -193,8 +194,9 @@ def _store(analysis: Analysis, report: logmatch.Report, *, attempt: int | None) 
             confident=report.confident,
             top_incident=top if report.confident else None,
             key_template=report.key_template,
-            finished_at=timezone.now(),
             error="",
+            # A re-ranking keeps the time the analysis first finished.
+            **({"finished_at": timezone.now()} if attempt else {}),
         )
         if not stored:
             return False  # a newer claim owns this analysis now
@@ -315,8 +317,14 @@ class RescoreResult:
 
 
 def analyses_rescore() -> RescoreResult:
-    """Rank recent analyses again against today's knowledge; report the gaps now explained."""
+    """Rank recent analyses again against today's knowledge; report the gaps now explained.
+
+    Does nothing when they were already ranked against this version of the knowledge.
+    """
     result = RescoreResult()
+    version = knowledge_version()
+    if KnowledgeRescore.objects.filter(pk=1, version=version).exists():
+        return result
     open_gaps = set(
         KnowledgeGap.objects.filter(explained_at__isnull=True).values_list("pk", flat=True)
     )
@@ -334,6 +342,9 @@ def analyses_rescore() -> RescoreResult:
         KnowledgeGap.objects.filter(explained_at__isnull=True).values_list("pk", flat=True)
     )
     result.newly_explained = sorted(open_gaps - still_open)
+    KnowledgeRescore.objects.update_or_create(
+        pk=1, defaults={"version": version, "rescored_at": timezone.now()}
+    )
     return result
 
 
@@ -372,6 +383,6 @@ def _enqueue_rescore() -> None:
     from incidents.tasks import analyses_rescore as analyses_rescore_task
 
     try:
-        analyses_rescore_task.apply_async(countdown=2, retry=False)
+        analyses_rescore_task.apply_async(countdown=5, retry=False)
     except (KombuError, OSError) as error:
         log.warning("re-scoring skipped: broker unreachable (%s)", error)

@@ -170,6 +170,7 @@ def test_filing_from_a_gap_links_the_gap_and_explains_it_on_rescore(alice_client
     assert gap.incident.slug == "frobnicator-explodes"
     result = analyses_rescore()
     assert result.newly_explained == [gap.pk]
+    assert analyses_rescore().rescored == 0  # same knowledge: nothing to do again
     analysis.refresh_from_db()
     assert analysis.confident
     assert analysis.top_incident.slug == "frobnicator-explodes"
