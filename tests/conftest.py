@@ -5,6 +5,15 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from accounts.roles import ENGINEER, LEAD, user_set_role
+from tests.services import (
+    RedisServer,
+    Worker,
+    broker,
+    free_port,
+    have_redis_server,
+    need,
+    wait_until,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -61,3 +70,30 @@ def catalog(db):
     from incidents.seeding import catalog_seed
 
     return catalog_seed(language="en")
+
+
+@pytest.fixture
+def redis():
+    """A private redis-server on a free port: a test may stop and start it at will."""
+    need(have_redis_server(), "redis-server is not installed")
+    server = RedisServer(free_port())
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def workers(redis, catalog):
+    """Start real `celery worker` processes on the private Redis; all stopped at the end."""
+    started: list[Worker] = []
+
+    def start(name: str = "w1", **extra_env: str) -> Worker:
+        worker = Worker(redis.url, name, extra_env=extra_env)
+        started.append(worker)
+        assert wait_until(worker.ready, 60), worker.log.read_text()[-3000:]
+        return worker
+
+    with broker(redis.url):
+        yield start
+    for worker in started:
+        worker.stop()

@@ -6,6 +6,7 @@ Each test that needs them gets its own Redis on a free port, so a test may stop 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -19,6 +20,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.db import connection
+
+from config.celery import app
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUIRED = os.environ.get("REQUIRE_SERVICES") == "1"
@@ -154,3 +157,28 @@ class Worker:
 
 def have_redis_server() -> bool:
     return shutil.which("redis-server") is not None
+
+
+@contextlib.contextmanager
+def broker(url: str):
+    """Point this process's Celery producer at `url` for the test."""
+    # Celery prefers the CELERY_BROKER_URL variable (set in CI) to its configuration.
+    previous, previous_env = app.conf.broker_url, os.environ.get("CELERY_BROKER_URL")
+    os.environ["CELERY_BROKER_URL"] = url
+    _reset_connections(url)
+    try:
+        yield
+    finally:
+        if previous_env is None:
+            os.environ.pop("CELERY_BROKER_URL", None)
+        else:
+            os.environ["CELERY_BROKER_URL"] = previous_env
+        _reset_connections(previous)
+
+
+def _reset_connections(url: str) -> None:
+    app.conf.broker_url = url
+    if app._pool is not None:
+        app._pool.force_close_all()
+        app._pool = None
+    app.amqp._producer_pool = None

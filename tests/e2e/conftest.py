@@ -18,8 +18,7 @@ import pytest
 from django.utils import translation
 from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
 
-from tests.incidents.test_analysis_lifecycle import broker
-from tests.services import ROOT, RedisServer, Worker, free_port, have_redis_server, need
+from tests.services import ROOT, RedisServer, Worker, broker, free_port, have_redis_server, need
 
 # Playwright's sync API keeps an event loop running in this thread; Django would refuse
 # the test's own ORM calls (SynchronousOnlyOperation) without this.

@@ -6,16 +6,12 @@ end with one stored result, one claim that won, and nothing lost.
 
 from __future__ import annotations
 
-import contextlib
-import os
-
 import pytest
 
-from config.celery import app
 from incidents.models import Analysis, AnalysisSuggestion, KnowledgeGap
 from incidents.services import analysis_request, analysis_sweep
 from incidents.tasks import analysis_run as analysis_run_task
-from tests.services import RedisServer, Worker, free_port, have_redis_server, need, wait_until
+from tests.services import Worker, broker, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -25,56 +21,6 @@ OOM_TAIL = """\
 [rank0]:     loss.backward()
 [rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.02 GiB is free.
 """
-
-
-@contextlib.contextmanager
-def broker(url: str):
-    """Point this process's Celery producer at `url` for the test."""
-    # Celery prefers the CELERY_BROKER_URL variable (set in CI) to its configuration.
-    previous, previous_env = app.conf.broker_url, os.environ.get("CELERY_BROKER_URL")
-    os.environ["CELERY_BROKER_URL"] = url
-    _reset_connections(url)
-    try:
-        yield
-    finally:
-        if previous_env is None:
-            os.environ.pop("CELERY_BROKER_URL", None)
-        else:
-            os.environ["CELERY_BROKER_URL"] = previous_env
-        _reset_connections(previous)
-
-
-def _reset_connections(url: str) -> None:
-    app.conf.broker_url = url
-    if app._pool is not None:
-        app._pool.force_close_all()
-        app._pool = None
-    app.amqp._producer_pool = None
-
-
-@pytest.fixture
-def redis():
-    need(have_redis_server(), "redis-server is not installed")
-    server = RedisServer(free_port())
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def workers(redis, catalog):
-    started: list[Worker] = []
-
-    def start(name: str = "w1") -> Worker:
-        worker = Worker(redis.url, name)
-        started.append(worker)
-        assert wait_until(worker.ready, 60), worker.log.read_text()[-2000:]
-        return worker
-
-    with broker(redis.url):
-        yield start
-    for worker in started:
-        worker.stop()
 
 
 def _done(analysis_id: int) -> bool:

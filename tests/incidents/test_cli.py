@@ -9,8 +9,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from rest_framework.authtoken.models import Token
 
-from tests.incidents.test_analysis_lifecycle import OOM_TAIL, broker
-from tests.services import RedisServer, Worker, free_port, have_redis_server, need, wait_until
+from tests.incidents.test_analysis_lifecycle import OOM_TAIL
+from tests.services import free_port
 
 
 def _run(*args, stdin: str | None = None) -> dict:
@@ -62,36 +62,17 @@ def test_it_explains_what_it_cannot_analyse(tmp_path, content, message):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_kb_sends_a_tail_to_a_running_server_and_prints_the_remedy(live_server, catalog, alice):
-    need(have_redis_server(), "redis-server is not installed")
-    redis = RedisServer(free_port())
-    redis.start()
+def test_kb_sends_a_tail_to_a_running_server_and_prints_the_remedy(live_server, workers, alice):
+    workers("kb")
     token = Token.objects.create(user=alice).key
-    try:
-        with broker(redis.url):
-            worker = Worker(redis.url, "kb")
-            try:
-                assert wait_until(worker.ready, 60)
-                result = subprocess.run(
-                    [
-                        sys.executable,
-                        "-m",
-                        "incidents.cli",
-                        "analyze",
-                        "-",
-                        "--url",
-                        live_server.url,
-                    ],
-                    input=OOM_TAIL,
-                    capture_output=True,
-                    text=True,
-                    timeout=60,
-                    env={"KB_TOKEN": token, "PATH": "/usr/bin:/bin"},
-                )
-            finally:
-                worker.stop()
-    finally:
-        redis.stop()
+    result = subprocess.run(
+        [sys.executable, "-m", "incidents.cli", "analyze", "-", "--url", live_server.url],
+        input=OOM_TAIL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"KB_TOKEN": token, "PATH": "/usr/bin:/bin"},
+    )
     assert result.returncode == 0, result.stderr
     assert "[gpu-oom]" in result.stdout.splitlines()[2]
     assert "CUDA out of memory" in result.stdout
