@@ -1,9 +1,12 @@
+from axes.helpers import get_cool_off
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.forms import AuthenticationForm
 from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.authtoken.models import Token
 
@@ -18,6 +21,45 @@ class SignInView(auth_views.LoginView):
         response = super().form_valid(form)
         user_restore_language(request=self.request)
         return response
+
+
+def sign_in_username(request, credentials=None) -> str:
+    """The username django-axes counts failures under (AXES_USERNAME_CALLABLE).
+
+    The sign-in forms pass any length to authenticate() (they only set the input's maxlength),
+    and axes would store it whole: on PostgreSQL a 10,000-character username was a 500. Cut to
+    the longest username there can be; nothing longer names an account anyway.
+    """
+    username = (credentials or {}).get("username") or request.POST.get("username") or ""
+    return str(username).replace("\x00", "")[:150]
+
+
+def sign_in_locked_out(request, original_response=None, credentials=None):
+    """django-axes answers with this once a username+address pair has failed too often
+    (AXES_LOCKOUT_CALLABLE): the sign-in page again, saying why and for how long, as a 429."""
+    cool_off = get_cool_off(request)
+    if cool_off:
+        minutes = max(1, round(cool_off.total_seconds() / 60))
+        message = ngettext(
+            "Too many failed sign-ins for this account from your address. "
+            "Try again in %(minutes)d minute.",
+            "Too many failed sign-ins for this account from your address. "
+            "Try again in %(minutes)d minutes.",
+            minutes,
+        ) % {"minutes": minutes}
+    else:  # LOGIN_COOLOFF_MINUTES=0: locked until an administrator resets it
+        message = _(
+            "Too many failed sign-ins for this account from your address. "
+            "Ask an administrator to unlock it."
+        )
+    context = {
+        "form": AuthenticationForm(
+            request, initial={"username": sign_in_username(request, credentials)}
+        ),
+        "locked_out": message,
+        "next": request.POST.get("next") or request.GET.get("next", ""),
+    }
+    return render(request, "accounts/login.html", context, status=429)
 
 
 @require_POST

@@ -6,10 +6,12 @@ Production: DATABASE_URL=postgres://…, CELERY_BROKER_URL=redis://…, SECRET_K
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import environ
 from celery.schedules import crontab
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
@@ -51,6 +53,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "simple_history",
+    "csp",
+    "axes",
     "accounts",
     "incidents",
     "runbooks",
@@ -59,6 +63,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -66,11 +71,14 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "accounts.middleware.UserLanguageMiddleware",
+    "config.limits.RequestSizeLimitMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
+    # Last, as django-axes requires: it turns a lockout into the sign-in page's message.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -117,6 +125,23 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# https://django-axes.readthedocs.io/en/latest/2_installation.html
+# Axes first: it refuses a locked-out username+address before any password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# After LOGIN_FAILURE_LIMIT wrong passwords for one username from one address, that pair is
+# refused for LOGIN_COOLOFF_MINUTES (a success before then resets the count).
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "accounts.views.sign_in_locked_out"
+AXES_USERNAME_CALLABLE = "accounts.views.sign_in_username"
+AXES_VERBOSE = False
+# The address counted is REMOTE_ADDR, never X-Forwarded-For (a client could forge that to
+# escape the count). Behind a proxy everyone shares its address: the lockout is per username.
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "incidents:incident-list"
 LOGOUT_REDIRECT_URL = "login"
@@ -213,7 +238,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["incidents.api.permissions.SignedIn"],
     "DEFAULT_PAGINATION_CLASS": "incidents.api.pagination.Pagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": [
@@ -222,8 +247,12 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "incidents.api.errors.exception_handler",
-    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.UserRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+    ],
     "DEFAULT_THROTTLE_RATES": {
+        "anon": env.str("API_ANON_THROTTLE_RATE", default="30/min"),
         "user": env.str("API_THROTTLE_RATE", default="600/min"),
         "analyses": env.str("ANALYSIS_THROTTLE_RATE", default="120/min"),
     },
@@ -237,7 +266,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SERVE_PERMISSIONS": ["incidents.api.permissions.SignedIn"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "incidents.api.errors.document_errors",
+    ],
 }
 
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
@@ -246,11 +279,42 @@ EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")
 vars().update(EMAIL_CONFIG)
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="incident-kb@localhost")
 
+# https://docs.djangoproject.com/en/5.2/howto/deployment/checklist/
+# `manage.py check --deploy` is clean with the production variables of the README.
 SESSION_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SESSION_COOKIE_HTTPONLY = True
+# Scripts never read the CSRF cookie: pages hand htmx the token in hx-headers (base.html).
+CSRF_COOKIE_HTTPONLY = True
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+# A year of HSTS is what the browsers' preload list asks for; set these to 0 when a
+# subdomain of the site's domain still serves plain HTTP.
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool(
+    "SECURE_HSTS_INCLUDE_SUBDOMAINS", default=SECURE_HSTS_SECONDS >= 31536000
+)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=SECURE_HSTS_SECONDS >= 31536000)
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+# https://django-csp.readthedocs.io/en/latest/configuration.html
+# No inline script, no inline style, nothing from another site. The API docs relax the
+# styles only (config/api_docs.py); the trend chart sends its own, stricter policy.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "object-src": [NONE],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+        "base-uri": [SELF],
+    }
+}
 
 LOGGING = {
     "version": 1,

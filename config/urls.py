@@ -1,7 +1,9 @@
 from django.contrib import admin
 from django.urls import include, path
 from django.views.generic import RedirectView
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView
+
+from config import api_docs
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="incidents:incident-list"), name="home"),
@@ -13,7 +15,10 @@ urlpatterns = [
     path("api/v1/", include("runbooks.api_urls")),
     path("api/v1/", include("reports.api_urls")),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("api/v1/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    path("api/v1/docs/", api_docs.swagger_view, name="api-docs"),
+    path("api/v1/redoc/", api_docs.redoc_view, name="api-redoc"),
     path("admin/", admin.site.urls),
 ]
+
+handler400 = "config.limits.bad_request"
+handler404 = "config.limits.not_found"

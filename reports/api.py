@@ -19,7 +19,7 @@ from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from reports import selectors, services
-from reports.forms import MatrixFilterForm, ReviewForm
+from reports.forms import MatrixFilterForm
 from reports.models import WeeklyReport
 from reports.permissions import can_build_reports, can_review_reports
 from reports.weeks import WEEK_RE
@@ -98,7 +98,9 @@ class WeeklyReportSerializer(serializers.ModelSerializer):
     week = serializers.CharField(read_only=True)
     week_end = serializers.DateField(read_only=True)
     reviewed = serializers.BooleanField(read_only=True)
-    reviewed_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    reviewed_by = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
     url = serializers.SerializerMethodField()
 
     class Meta:
@@ -185,11 +187,10 @@ class WeeklyReportReviewApi(APIView):
         report = _report(week)
         if not can_review_reports(request.user):
             raise PermissionDenied(_("Only a lead may mark a week reviewed."))
-        incoming = ReviewForm(data=request.data)
-        if not incoming.is_valid():
-            raise ValidationError(incoming.errors.get_json_data())
+        incoming = ReviewInputSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)  # a body that is not an object is a 400 too
         report = services.report_week_review(
-            report=report, user=request.user, notes=incoming.cleaned_data["notes"]
+            report=report, user=request.user, notes=incoming.validated_data["notes"]
         )
         return Response(WeeklyReportSerializer(report, context={"request": request}).data)
 

@@ -3,13 +3,23 @@
 from django_filters import rest_framework as filters
 from rest_framework import serializers, viewsets
 
-from runbooks.models import ChecklistRun, Runbook
+from incidents.models import Discipline, Stage
+from runbooks.models import Calculator, ChecklistRun, Runbook
+
+
+def _blank_choice(choices) -> serializers.ChoiceField:
+    # Declared, because a read-only model field loses allow_blank and the schema would
+    # then promise a value where a runbook has none ("").
+    return serializers.ChoiceField(choices=choices, allow_blank=True, read_only=True)
 
 
 class RunbookSerializer(serializers.ModelSerializer):
     url = serializers.HyperlinkedIdentityField(
         view_name="runbooks-api:runbook-detail", lookup_field="slug"
     )
+    stage = _blank_choice(Stage.choices)
+    discipline = _blank_choice(Discipline.choices)
+    calculator = _blank_choice(Calculator.choices)
 
     class Meta:
         model = Runbook
@@ -41,12 +51,15 @@ class RunbookViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = RunbookSerializer
     filterset_class = RunbookFilterSet
     lookup_field = "slug"
+    lookup_value_regex = "[-a-zA-Z0-9_]+"  # a slug; a NUL byte would reach PostgreSQL
     ordering_fields = ["position", "slug", "updated_at"]
 
 
 class ChecklistRunSerializer(serializers.ModelSerializer):
     runbook = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    started_by = serializers.CharField(source="started_by.username", read_only=True, default=None)
+    started_by = serializers.CharField(
+        source="started_by.username", read_only=True, default=None, allow_null=True
+    )
     finished = serializers.BooleanField(read_only=True)
 
     class Meta:

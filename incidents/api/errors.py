@@ -42,3 +42,45 @@ def exception_handler(exc, context):
         }
     }
     return response
+
+
+ERROR_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "error": {
+            "type": "object",
+            "properties": {
+                "status": {"type": "integer"},
+                "code": {"type": "string"},
+                "message": {"type": "string"},
+                "fields": {"type": "object", "additionalProperties": {}},
+            },
+            "required": ["status", "code", "message", "fields"],
+        }
+    },
+    "required": ["error"],
+}
+ERRORS = {
+    "400": "Invalid input: `fields` says what is wrong with each field.",
+    "403": "Not signed in, or not allowed (e.g. only leads manage signatures).",
+    "404": "No such object.",
+    "429": "Too many requests: wait for the number of seconds in Retry-After.",
+}
+BODY_ERRORS = {
+    "413": "The body is larger than the server accepts.",
+    "415": "The body is not JSON, form data or multipart.",
+}
+
+
+def document_errors(result, generator, request, public):
+    """drf-spectacular postprocessing hook: every operation may answer with the error body."""
+    result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+    body = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    for operations in result["paths"].values():
+        for method, operation in operations.items():
+            errors = {**ERRORS, **(BODY_ERRORS if method in ("post", "put", "patch") else {})}
+            for status, description in errors.items():
+                operation["responses"].setdefault(
+                    status, {"description": description, "content": body}
+                )
+    return result

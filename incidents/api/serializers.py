@@ -14,7 +14,9 @@ class TagNamesField(serializers.ListField):
 
 class IncidentSerializer(serializers.ModelSerializer):
     tags = TagNamesField(required=False, max_length=12)
-    reporter = serializers.CharField(source="reporter.username", read_only=True, default=None)
+    reporter = serializers.CharField(
+        source="reporter.username", read_only=True, default=None, allow_null=True
+    )
     slug = serializers.SlugField(max_length=80, required=False)
     url = serializers.HyperlinkedIdentityField(
         view_name="incidents-api:incident-detail", lookup_field="slug"
@@ -78,7 +80,9 @@ class IncidentSerializer(serializers.ModelSerializer):
 
 class SignatureSerializer(serializers.ModelSerializer):
     incident = serializers.SlugRelatedField(slug_field="slug", queryset=Incident.objects.all())
-    author = serializers.CharField(source="author.username", read_only=True, default=None)
+    author = serializers.CharField(
+        source="author.username", read_only=True, default=None, allow_null=True
+    )
 
     class Meta:
         model = Signature
@@ -100,7 +104,9 @@ class SignatureSerializer(serializers.ModelSerializer):
 
 class RecurrenceSerializer(serializers.ModelSerializer):
     incident = serializers.SlugRelatedField(slug_field="slug", queryset=Incident.objects.all())
-    reported_by = serializers.CharField(source="reported_by.username", read_only=True, default=None)
+    reported_by = serializers.CharField(
+        source="reported_by.username", read_only=True, default=None, allow_null=True
+    )
 
     class Meta:
         model = Recurrence
@@ -140,7 +146,7 @@ class AnalysisSerializer(serializers.ModelSerializer):
     page = serializers.SerializerMethodField()
     suggestions = AnalysisSuggestionSerializer(many=True, read_only=True)
     submitted_by = serializers.CharField(
-        source="submitted_by.username", read_only=True, default=None
+        source="submitted_by.username", read_only=True, default=None, allow_null=True
     )
 
     class Meta:
@@ -175,7 +181,7 @@ class FeedbackInputSerializer(serializers.Serializer):
 
 
 class KnowledgeGapSerializer(serializers.ModelSerializer):
-    incident = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    incident = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
     draft = serializers.SerializerMethodField()
 
     class Meta:

@@ -39,6 +39,9 @@ class IncidentViewSet(viewsets.ModelViewSet):
     permission_classes = [IncidentPermission]
     filterset_class = IncidentFilterSet
     lookup_field = "slug"
+    # What a slug can be, as in the pages' <slug:…>: anything else (a NUL byte, which
+    # PostgreSQL refuses in a query) is a 404 before the database sees it.
+    lookup_value_regex = "[-a-zA-Z0-9_]+"
     ordering_fields = ["updated_at", "occurred_on", "recurrence_count", "title"]
 
     def perform_create(self, serializer):

@@ -14,9 +14,9 @@ from incidents.models import Analysis, Incident
 
 @require_http_methods(["GET", "POST"])
 def analysis_new(request):
-    form = AnalysisForm(
-        request.POST or None, request.FILES or None, max_bytes=settings.ANALYSIS_MAX_BYTES
-    )
+    # Bound on every POST, even an empty one (or JSON sent here): it then says what is missing.
+    data = request.POST if request.method == "POST" else None
+    form = AnalysisForm(data, request.FILES or None, max_bytes=settings.ANALYSIS_MAX_BYTES)
     if request.method == "POST" and form.is_valid():
         try:
             analysis = services.analysis_request(

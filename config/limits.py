@@ -1,0 +1,59 @@
+"""Requests the server will not read: too large, or malformed. Both answered in words.
+
+Django caps a form body at DATA_UPLOAD_MAX_MEMORY_SIZE, but neither uploaded files nor DRF's
+JSON parser are held to it (a JSON body is read whole into memory), so the cap is applied here,
+to the declared Content-Length, before anything reads the body.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import JsonResponse
+from django.shortcuts import render
+from django.utils.translation import gettext as _
+
+API_PREFIX = "/api/"
+
+
+def _error(request, status: int, code: str, message: str):
+    if request.path.startswith(API_PREFIX):
+        body = {"error": {"status": status, "code": code, "message": message, "fields": {}}}
+        return JsonResponse(body, status=status)
+    # A request refused before authentication (a forged Host header) has no user to show.
+    page_request = request if hasattr(request, "user") else None
+    context = {"status": status, "message": message}
+    return render(page_request, "error.html", context, status=status)
+
+
+class RequestSizeLimitMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        try:
+            size = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            size = 0
+        if limit is not None and size > limit:
+            message = _(
+                "The request is %(size)s bytes; the limit is %(limit)s bytes. "
+                "Paste or upload the last lines of the log only."
+            ) % {"size": f"{size:,}", "limit": f"{limit:,}"}
+            return _error(request, 413, "too_large", message)
+        return self.get_response(request)
+
+
+def bad_request(request, exception):
+    """handler400: malformed form data, too many fields, a forged Host header."""
+    return _error(
+        request,
+        400,
+        "bad_request",
+        _("The request could not be read (malformed or oversized form data)."),
+    )
+
+
+def not_found(request, exception):
+    """handler404: in the API's error body under /api/, a page of the site elsewhere."""
+    return _error(request, 404, "not_found", _("There is nothing at this address."))
