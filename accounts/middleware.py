@@ -7,7 +7,7 @@ class UserLanguageMiddleware:
     """Speak the language a signed-in user chose, on whatever browser they use today.
 
     The choice lives on the user's profile; it is copied into the session at sign-in
-    (accounts.signals) so that no request pays a query for it.
+    (accounts.views.SignInView) so that no request pays a query for it.
     """
 
     def __init__(self, get_response):

@@ -223,8 +223,14 @@ CELERY_BEAT_SCHEDULE["weekly-report"] = {
     "task": "reports.tasks.report_week_publish",
     "schedule": _weekly_report_crontab(WEEKLY_REPORT_CRON),
 }
-# Rows left in queued/running longer than this are re-queued by the sweep.
+# An analysis running longer than this belongs to a dead worker: the sweep sends it again.
 ANALYSIS_STUCK_AFTER_SECONDS = env.int("ANALYSIS_STUCK_AFTER_SECONDS", default=120)
+if ANALYSIS_STUCK_AFTER_SECONDS <= CELERY_TASK_TIME_LIMIT:
+    # Otherwise the sweep would take analyses away from workers that are still running them.
+    raise ImproperlyConfigured(
+        "ANALYSIS_STUCK_AFTER_SECONDS must be longer than CELERY_TASK_TIME_LIMIT "
+        f"({ANALYSIS_STUCK_AFTER_SECONDS} <= {CELERY_TASK_TIME_LIMIT})."
+    )
 ANALYSIS_MAX_BYTES = env.int("ANALYSIS_MAX_BYTES", default=2 * 1024 * 1024)
 # A pasted tail at the cap still fits in a request, so the user gets the cap's own message.
 DATA_UPLOAD_MAX_MEMORY_SIZE = ANALYSIS_MAX_BYTES + 1024 * 1024
@@ -273,7 +279,9 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# Per process by default; with several web processes or hosts, a shared cache (e.g.
+# CACHE_URL=redis://redis:6379/1) makes the API throttles count across all of them.
+CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 
 EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")
 vars().update(EMAIL_CONFIG)

@@ -3,7 +3,7 @@ from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
 from incidents import services
-from incidents.models import Incident, Recurrence, Signature, Tag
+from incidents.models import TEXT_FIELDS, Incident, Recurrence, Signature, Tag
 
 
 @admin.register(Tag)
@@ -33,13 +33,22 @@ class IncidentAdmin(SimpleHistoryAdmin):
     raw_id_fields = ["reporter"]
     inlines = [SignatureInline]
 
+    def save_model(self, request, obj, form, change):
+        if change:
+            text_changed = bool(set(form.changed_data) & set(TEXT_FIELDS))
+            services.incident_mark_edited(incident=obj, text_changed=text_changed)
+        super().save_model(request, obj, form, change)
+
+    def delete_model(self, request, obj):
+        services.incident_delete(incident=obj)
+
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)
         incident = form.instance
         names = ", ".join(tag.name for tag in incident.tags.all())
         Incident.objects.filter(pk=incident.pk).update(tag_list=names)
         services.incident_index(incident=incident)
-        services.knowledge_changed()
+        services.knowledge_changed()  # the admin saves around the services
 
 
 class SignatureAdminForm(forms.ModelForm):
@@ -64,6 +73,13 @@ class SignatureAdmin(SimpleHistoryAdmin):
     list_filter = ["enabled"]
     search_fields = ["pattern", "incident__slug"]
     raw_id_fields = ["incident"]
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        services.knowledge_changed()
+
+    def delete_model(self, request, obj):
+        services.signature_delete(signature=obj)
 
 
 @admin.register(Recurrence)

@@ -18,12 +18,8 @@ def can_manage_signatures(user) -> bool:
     return is_lead(user)
 
 
-def can_file(user) -> bool:
-    return user.is_authenticated
-
-
 def incident_get_for_user(user, slug: str, *, for_edit: bool = False) -> Incident:
-    incident = get_object_or_404(Incident.objects.for_detail(), slug=slug)
+    incident = get_object_or_404(Incident.objects.for_pages(), slug=slug)
     if for_edit and not can_edit_incident(user, incident):
         raise PermissionDenied(_("Only the reporter or a lead may edit this incident."))
     return incident

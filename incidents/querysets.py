@@ -9,11 +9,8 @@ FTS_MIN_TERM = 3
 
 
 class IncidentQuerySet(models.QuerySet):
-    def for_list(self) -> IncidentQuerySet:
-        """Everything a row of the incident list renders, without N+1."""
-        return self.select_related("reporter").prefetch_related("tags")
-
-    def for_detail(self) -> IncidentQuerySet:
+    def for_pages(self) -> IncidentQuerySet:
+        """What the list rows and the detail page render, without N+1."""
         return self.select_related("reporter").prefetch_related("tags")
 
     def search(self, query: str) -> IncidentQuerySet:

@@ -30,11 +30,12 @@ class SeedResult:
 
 
 def catalog_seed(*, language: str) -> SeedResult:
+    """All or nothing: one transaction, hence one re-ranking of stored analyses afterwards."""
     result = SeedResult()
-    for entry in load_catalog():
-        with transaction.atomic():
-            _seed_incident(entry, language, result)
-            _seed_signatures(entry, result)
+    with transaction.atomic():
+        for entry in load_catalog():
+            if _seed_incident(entry, language, result):
+                _seed_signatures(entry, result)
     return result
 
 
@@ -60,15 +61,16 @@ def _fields(entry: CatalogIncident, language: str) -> tuple[str, dict, dict]:
     return language, data, translations
 
 
-def _seed_incident(entry: CatalogIncident, language: str, result: SeedResult) -> None:
+def _seed_incident(entry: CatalogIncident, language: str, result: SeedResult) -> bool:
+    """Create or follow the catalog entry; True when the incident now matches the catalog."""
     digest = _digest(entry, language)
     incident = Incident.objects.filter(slug=entry.slug).first()
     if incident is not None and incident.catalog_digest == digest:
         result.unchanged += 1
-        return
+        return False
     if incident is not None and not incident.catalog_digest:
         result.kept_edited.append(entry.slug)
-        return
+        return False
     text_language, data, translations = _fields(entry, language)
     if incident is None:
         services.incident_create(
@@ -81,7 +83,7 @@ def _seed_incident(entry: CatalogIncident, language: str, result: SeedResult) ->
             catalog_digest=digest,
         )
         result.created += 1
-        return
+        return True
     for name, value in data.items():
         setattr(incident, name, value)
     incident.language, incident.translations, incident.catalog_digest = (
@@ -92,6 +94,7 @@ def _seed_incident(entry: CatalogIncident, language: str, result: SeedResult) ->
     incident._change_reason = gettext_noop("catalog update")
     services.incident_save_with_tags(incident, entry.tags)
     result.updated += 1
+    return True
 
 
 def _seed_signatures(entry: CatalogIncident, result: SeedResult) -> None:

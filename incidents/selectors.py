@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import re2
 from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
 from django.utils.translation import get_language
 
 from incidents import logmatch
@@ -124,6 +125,15 @@ def analysis_recent(*, user, limit: int = 10) -> QuerySet[Analysis]:
         .select_related("top_incident")
         .defer("text", "report")[:limit]
     )
+
+
+def analysis_get(*, pk: int) -> Analysis:
+    """An analysis for its page: the stored tail and report are read only once it is done,
+    so the progress polling stays cheap."""
+    analysis = get_object_or_404(Analysis.objects.defer("text", "report"), pk=pk)
+    if analysis.status == Analysis.Status.DONE:
+        analysis.refresh_from_db(fields=["text", "report"])
+    return analysis
 
 
 def analysis_page(*, analysis: Analysis, user) -> dict:

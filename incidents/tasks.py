@@ -1,7 +1,6 @@
 """Celery tasks: thin adapters that take an id and call a service."""
 
 from celery import shared_task
-from celery.exceptions import SoftTimeLimitExceeded
 from django.db import InterfaceError, OperationalError
 from django.utils.translation import gettext as _
 
@@ -24,16 +23,9 @@ def _analysis_run_failure(self, exc, task_id, args, kwargs, einfo):
 )
 def analysis_run(self, analysis_id: int) -> None:
     # A database error is retried by autoretry_for; the service has given its claim back.
-    from incidents.services.analysis import analysis_fail
     from incidents.services.analysis import analysis_run as run
 
-    try:
-        run(analysis_id=analysis_id)
-    except SoftTimeLimitExceeded:
-        analysis_fail(
-            analysis_id=analysis_id,
-            message=_("The analysis took too long and was stopped; paste fewer lines."),
-        )
+    run(analysis_id=analysis_id)
 
 
 @shared_task
@@ -44,7 +36,7 @@ def analysis_sweep() -> dict:
     return {"requeued": result.requeued, "failed": result.failed}
 
 
-@shared_task
+@shared_task(soft_time_limit=600, time_limit=660)  # up to a thousand stored tails
 def analyses_rescore() -> dict:
     from incidents.services.analysis import analyses_rescore as rescore
 

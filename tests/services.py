@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.db import connection
+from kombu import pools as kombu_pools
 
 from config.celery import app
 
@@ -178,6 +179,7 @@ def broker(url: str):
 
 def _reset_connections(url: str) -> None:
     app.conf.broker_url = url
+    kombu_pools.reset()  # kombu caches producer pools per broker URL, process-wide
     if app._pool is not None:
         app._pool.force_close_all()
         app._pool = None

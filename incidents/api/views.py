@@ -1,7 +1,6 @@
 from django.conf import settings
 from django.db.models import Prefetch
 from django.utils.translation import get_language
-from django.utils.translation import gettext as _
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
@@ -34,7 +33,7 @@ from incidents.models import (
 
 
 class IncidentViewSet(viewsets.ModelViewSet):
-    queryset = Incident.objects.for_list().order_by("-updated_at", "-id")
+    queryset = Incident.objects.for_pages().order_by("-updated_at", "-id")
     serializer_class = IncidentSerializer
     permission_classes = [IncidentPermission]
     filterset_class = IncidentFilterSet
@@ -59,6 +58,9 @@ class IncidentViewSet(viewsets.ModelViewSet):
         serializer.instance = services.incident_update(
             incident=serializer.instance, data=data, tags=tags, actor=self.request.user
         )
+
+    def perform_destroy(self, instance):
+        services.incident_delete(incident=instance)
 
 
 class SignatureFilterSet(filters.FilterSet):
@@ -85,6 +87,9 @@ class SignatureViewSet(viewsets.ModelViewSet):
         serializer.instance = services.signature_update(
             signature=serializer.instance, data=serializer.validated_data, actor=self.request.user
         )
+
+    def perform_destroy(self, instance):
+        services.signature_delete(signature=instance)
 
 
 class RecurrenceFilterSet(filters.FilterSet):
@@ -164,20 +169,15 @@ class AnalysisViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         analysis = self.get_object()
         incoming = FeedbackInputSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
-        incident = incoming.validated_data["incident"]
-        if (
-            analysis.status != Analysis.Status.DONE
-            or not analysis.suggestions.filter(incident=incident).exists()
-        ):
-            raise ValidationError(
-                {"incident": [_("That incident was not suggested for this analysis.")]}
+        try:
+            services.analysis_feedback(
+                analysis=analysis,
+                incident=incoming.validated_data["incident"],
+                user=request.user,
+                verdict=incoming.validated_data["verdict"],
             )
-        services.analysis_feedback(
-            analysis=analysis,
-            incident=incident,
-            user=request.user,
-            verdict=incoming.validated_data["verdict"],
-        )
+        except services.FeedbackRefused as refused:
+            raise ValidationError({"incident": [str(refused)]}) from refused
         return Response(AnalysisSerializer(self.get_object(), context={"request": request}).data)
 
 

@@ -75,7 +75,8 @@ class Analysis(models.Model):
     # Each claim by a worker increments it; only the latest claimant may store its result.
     attempts = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
-    queued_at = models.DateTimeField(default=timezone.now)  # last handed to the broker
+    # Last handed to the broker; empty when the broker could not take it.
+    queued_at = models.DateTimeField(default=timezone.now, null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import (
     IntegrityError,
@@ -22,7 +23,7 @@ from django.db import (
     close_old_connections,
     transaction,
 )
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext
 from kombu.exceptions import KombuError
@@ -45,8 +46,9 @@ Status = Analysis.Status
 
 # A tail that took down this many workers is marked failed instead of being sent again.
 MAX_ATTEMPTS = 3
-# A queued row is sent again when the broker has not delivered it for this long.
-QUEUED_GRACE = timedelta(seconds=30)
+# A queued row that was handed to the broker is sent again only after this long (a backlog is
+# not a loss); one that could not be handed over (queued_at empty) goes with the next sweep.
+QUEUED_GRACE = timedelta(minutes=10)
 # How long a worker keeps trying to give back its claim after the database went away.
 RELEASE_PATIENCE_SECONDS = 15.0
 RESCORE_WINDOW = timedelta(days=30)
@@ -93,7 +95,8 @@ def _enqueue(analysis_id: int) -> None:
     try:
         analysis_run_task.apply_async((analysis_id,), retry=False)
     except (KombuError, OSError) as error:
-        # The row stays queued; the sweep sends it again once the broker is back.
+        # The row stays queued, marked as never sent; the next sweep sends it again.
+        Analysis.objects.filter(pk=analysis_id).update(queued_at=None)
         log.warning("analysis %s stays queued: broker unreachable (%s)", analysis_id, error)
 
 
@@ -105,9 +108,16 @@ def analysis_run(*, analysis_id: int) -> None:
     try:
         analysis = Analysis.objects.get(pk=analysis_id)
         try:
-            report = _analyze(analysis)
+            report = _analyze(analysis, knowledge_index(), feedback_map())
         except logmatch.InputError as error:
             _finish_failed(analysis_id, attempt, str(error))
+            return
+        except SoftTimeLimitExceeded:
+            _finish_failed(
+                analysis_id,
+                attempt,
+                gettext("The analysis took too long and was stopped; paste fewer lines."),
+            )
             return
         _store(analysis, report, attempt=attempt)
     except (OperationalError, InterfaceError):
@@ -145,8 +155,11 @@ def _release_after_database_error(analysis_id: int, attempt: int) -> None:
 
 
 def analysis_fail(*, analysis_id: int, message: str) -> None:
-    """Record that an analysis cannot be finished, whoever holds it."""
-    Analysis.objects.filter(pk=analysis_id).exclude(status=Status.DONE).update(
+    """Give up on an analysis that no worker holds: queued, or stuck in a dead worker's claim.
+
+    A row another worker is running is left alone: that worker's result wins.
+    """
+    Analysis.objects.filter(pk=analysis_id, status=Status.QUEUED).update(
         status=Status.FAILED, error=message[:2000], finished_at=timezone.now()
     )
 
@@ -163,12 +176,12 @@ def _claim(analysis_id: int) -> int | None:
         return Analysis.objects.values_list("attempts", flat=True).get(pk=analysis_id)
 
 
-def _analyze(analysis: Analysis) -> logmatch.Report:
+def _analyze(analysis: Analysis, index: logmatch.KnowledgeIndex, feedback: dict) -> logmatch.Report:
     return logmatch.analyze(
         analysis.text,
-        knowledge_index(),
+        index,
         log_path=analysis.log_path or None,
-        feedback=feedback_map(),
+        feedback=feedback,
         limits=_limits(),
     )
 
@@ -291,16 +304,19 @@ def analysis_sweep() -> SweepResult:
     abandoned = Analysis.objects.filter(status=Status.RUNNING, started_at__lt=stuck)
     for analysis_id, attempts in abandoned.values_list("pk", "attempts"):
         if attempts >= MAX_ATTEMPTS:
-            analysis_fail(
-                analysis_id=analysis_id,
-                message=gettext("The analysis stopped its worker %(n)d times and was given up.")
+            _finish_failed(
+                analysis_id,
+                attempts,
+                gettext("The analysis stopped its worker %(n)d times and was given up.")
                 % {"n": attempts},
             )
             result.failed.append(analysis_id)
         else:
             analysis_release(analysis_id=analysis_id)
             result.requeued.append(analysis_id)
-    waiting = Analysis.objects.filter(status=Status.QUEUED, queued_at__lt=now - QUEUED_GRACE)
+    waiting = Analysis.objects.filter(status=Status.QUEUED).filter(
+        Q(queued_at__isnull=True) | Q(queued_at__lt=now - QUEUED_GRACE)
+    )
     result.requeued.extend(
         pk for pk in waiting.values_list("pk", flat=True) if pk not in result.requeued
     )
@@ -328,12 +344,15 @@ def analyses_rescore() -> RescoreResult:
     open_gaps = set(
         KnowledgeGap.objects.filter(explained_at__isnull=True).values_list("pk", flat=True)
     )
-    recent = Analysis.objects.filter(
-        status=Status.DONE, created_at__gte=timezone.now() - RESCORE_WINDOW
-    ).order_by("-created_at")[:RESCORE_LIMIT]
-    for analysis in recent:
+    index, feedback = knowledge_index(), feedback_map()
+    recent = (
+        Analysis.objects.filter(status=Status.DONE, created_at__gte=timezone.now() - RESCORE_WINDOW)
+        .defer("report")
+        .order_by("-created_at")[:RESCORE_LIMIT]
+    )
+    for analysis in recent.iterator(chunk_size=50):
         try:
-            report = _analyze(analysis)
+            report = _analyze(analysis, index, feedback)
         except logmatch.InputError:
             continue
         if _store(analysis, report, attempt=None):
@@ -348,10 +367,19 @@ def analyses_rescore() -> RescoreResult:
     return result
 
 
+class FeedbackRefused(ValueError):
+    """Feedback on an incident that this analysis did not suggest."""
+
+
 def analysis_feedback(*, analysis: Analysis, incident: Incident, user, verdict: str) -> Feedback:
     """Record "this fixed it" (a recurrence of the incident) or "not it" (lowers the pairing)."""
+    if (
+        analysis.status != Status.DONE
+        or not analysis.suggestions.filter(incident=incident).exists()
+    ):
+        raise FeedbackRefused(gettext("That incident was not suggested for this log."))
     with transaction.atomic():
-        feedback, _ = Feedback.objects.select_for_update().update_or_create(
+        feedback, _ = Feedback.objects.update_or_create(
             analysis=analysis,
             incident=incident,
             user=user,
@@ -372,17 +400,3 @@ def analysis_feedback(*, analysis: Analysis, incident: Incident, user, verdict: 
             feedback.recurrence = None
             feedback.save(update_fields=["recurrence"])
     return feedback
-
-
-def knowledge_changed() -> None:
-    """Re-rank stored analyses in the background once the current transaction commits."""
-    transaction.on_commit(_enqueue_rescore)
-
-
-def _enqueue_rescore() -> None:
-    from incidents.tasks import analyses_rescore as analyses_rescore_task
-
-    try:
-        analyses_rescore_task.apply_async(countdown=5, retry=False)
-    except (KombuError, OSError) as error:
-        log.warning("re-scoring skipped: broker unreachable (%s)", error)

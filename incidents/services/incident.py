@@ -15,6 +15,7 @@ from django.utils.translation import gettext_noop
 
 from incidents import logmatch
 from incidents.models import TEXT_FIELDS, Incident, KnowledgeGap, Recurrence, Signature, Tag
+from incidents.services.knowledge import knowledge_changed
 
 INCIDENT_FIELDS = (
     *TEXT_FIELDS,
@@ -63,6 +64,7 @@ def incident_save_with_tags(incident: Incident, tags: Iterable[str] | None) -> N
     if tags is not None:
         incident.tags.set(tags_from_names(names))
     incident_index(incident=incident)
+    knowledge_changed()
 
 
 @transaction.atomic
@@ -105,12 +107,23 @@ def incident_update(
     for name in INCIDENT_FIELDS:
         if name in data:
             setattr(incident, name, data[name])
-    if text_changed:
-        incident.translations = {}
-    incident.catalog_digest = ""
+    incident_mark_edited(incident=incident, text_changed=text_changed)
     incident._history_user = actor
     incident_save_with_tags(incident, tags)
     return incident
+
+
+def incident_mark_edited(*, incident: Incident, text_changed: bool) -> None:
+    """A person changed this incident: reseeding must never overwrite it, and translations of
+    text that changed no longer translate it (the history keeps them). Not saved here."""
+    incident.catalog_digest = ""
+    if text_changed:
+        incident.translations = {}
+
+
+def incident_delete(*, incident: Incident) -> None:
+    incident.delete()
+    knowledge_changed()
 
 
 def incident_record_recurrence(
@@ -134,7 +147,7 @@ def signature_problems(*, pattern: str, examples: str) -> list[str]:
     the benign reference corpus (healthy logs it must stay quiet on)."""
     return logmatch.check_signature(
         pattern,
-        examples=[line for line in examples.splitlines() if line.strip()],
+        examples=Signature(examples=examples).example_lines,
         benign_lines=logmatch.benign_lines(),
     )
 
@@ -146,6 +159,7 @@ def _signature_save(signature: Signature, actor) -> Signature:
         raise ValidationError({"pattern": problems})
     signature._history_user = actor
     signature.save()
+    knowledge_changed()
     return signature
 
 
@@ -169,6 +183,11 @@ def signature_create(
         catalog_key=catalog_key,
     )
     return _signature_save(signature, author)
+
+
+def signature_delete(*, signature: Signature) -> None:
+    signature.delete()
+    knowledge_changed()
 
 
 def signature_update(*, signature: Signature, data: Mapping[str, Any], actor) -> Signature:

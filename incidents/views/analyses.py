@@ -37,7 +37,7 @@ def analysis_new(request):
 
 @require_GET
 def analysis_detail(request, pk):
-    analysis = get_object_or_404(Analysis, pk=pk)
+    analysis = selectors.analysis_get(pk=pk)
     context = selectors.analysis_page(analysis=analysis, user=request.user)
     if htmx_partial(request):
         return render(request, "incidents/partials/analysis_result.html", context)
@@ -46,21 +46,22 @@ def analysis_detail(request, pk):
 
 @require_POST
 def analysis_feedback(request, pk):
-    analysis = get_object_or_404(Analysis, pk=pk, status=Analysis.Status.DONE)
+    analysis = get_object_or_404(Analysis, pk=pk)
     form = FeedbackForm(request.POST)
     if not form.is_valid():
         messages.error(request, _("Unknown feedback."))
         return redirect(analysis)
     incident = get_object_or_404(Incident, slug=form.cleaned_data["incident"])
-    if not analysis.suggestions.filter(incident=incident).exists():
-        messages.error(request, _("That incident was not suggested for this log."))
+    try:
+        services.analysis_feedback(
+            analysis=analysis,
+            incident=incident,
+            user=request.user,
+            verdict=form.cleaned_data["verdict"],
+        )
+    except services.FeedbackRefused as refused:
+        messages.error(request, str(refused))
         return redirect(analysis)
-    services.analysis_feedback(
-        analysis=analysis,
-        incident=incident,
-        user=request.user,
-        verdict=form.cleaned_data["verdict"],
-    )
     if form.cleaned_data["verdict"] == "fixed":
         messages.success(
             request, _("Recorded as a recurrence of “%(title)s”.") % {"title": incident.title}

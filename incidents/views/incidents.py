@@ -19,7 +19,7 @@ PAGE_SIZE = 25
 
 @require_GET
 def incident_list(request):
-    filterset = IncidentFilterSet(request.GET, queryset=Incident.objects.for_list())
+    filterset = IncidentFilterSet(request.GET, queryset=Incident.objects.for_pages())
     queryset = filterset.qs if filterset.is_valid() else Incident.objects.none()
     queryset = queryset.order_by(*(queryset.query.order_by or ("-updated_at",)), "-id")
     page = Paginator(queryset, PAGE_SIZE).get_page(request.GET.get("page"))
@@ -67,7 +67,6 @@ def incident_create(request):
         except ValidationError as error:
             form.add_error(None, error)
         else:
-            services.knowledge_changed()
             messages.success(request, _("Incident filed. It is matchable from now on."))
             return redirect(incident)
     status = 400 if form.errors else 200
@@ -91,7 +90,6 @@ def incident_edit(request, slug):
         except ValidationError as error:
             form.add_error(None, error)
         else:
-            services.knowledge_changed()
             messages.success(request, _("Saved."))
             return redirect(incident)
     status = 400 if form.errors else 200

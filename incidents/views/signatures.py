@@ -44,7 +44,6 @@ def _signature_form(request, incident, signature):
             for field, problems in error.message_dict.items():
                 form.add_error(field if field in form.fields else None, problems)
         else:
-            services.knowledge_changed()
             messages.success(request, _("Signature saved. Stored analyses are being re-scored."))
             return redirect(incident)
     context = {"form": form, "incident": incident, "signature": signature}

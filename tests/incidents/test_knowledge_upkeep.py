@@ -1,0 +1,144 @@
+"""The knowledge base stays in step with people's edits, and the queue with its workers."""
+
+from html.parser import HTMLParser
+
+import pytest
+from celery.exceptions import SoftTimeLimitExceeded
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from incidents import logmatch
+from incidents.models import Analysis, Incident, Signature
+from incidents.seeding import catalog_seed
+from incidents.services import analysis_request, analysis_run, analysis_sweep, knowledge
+from incidents.services.analysis import analysis_fail
+from incidents.services.knowledge import _enqueue_rescore
+
+pytestmark = pytest.mark.django_db
+TAIL = "OSError: [Errno 28] No space left on device: 'exp/tri3/ali.1.gz'\n"
+
+
+class _FormFields(HTMLParser):
+    """The named fields of an HTML form with their current values, as a browser would post."""
+
+    def __init__(self):
+        super().__init__()
+        self.data: dict[str, str] = {}
+        self._textarea: str | None = None
+        self._select: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        name = attrs.get("name")
+        if tag == "input" and name and attrs.get("type") not in ("submit", "checkbox", "file"):
+            self.data[name] = attrs.get("value") or ""
+        elif tag == "input" and name and attrs.get("type") == "checkbox" and "checked" in attrs:
+            self.data[name] = "on"
+        elif tag == "textarea" and name:
+            self._textarea, self.data[name] = name, ""
+        elif tag == "select" and name:
+            self._select = name
+        elif tag == "option" and self._select and "selected" in attrs:
+            self.data[self._select] = attrs.get("value") or ""
+
+    def handle_endtag(self, tag):
+        if tag == "textarea":
+            self._textarea = None
+        elif tag == "select":
+            self._select = None
+
+    def handle_data(self, data):
+        if self._textarea:
+            self.data[self._textarea] += data
+
+
+def _admin_change(client, incident, **changes):
+    url = reverse("admin:incidents_incident_change", args=[incident.pk])
+    form = _FormFields()
+    form.feed(client.get(url).content.decode())
+    data = {**form.data, **changes}
+    data["remedy"] = data["remedy"].lstrip("\n")
+    return client.post(url, data)
+
+
+def test_an_admin_edit_survives_reseeding_and_drops_stale_translations(lena_client, catalog):
+    incident = Incident.objects.get(slug="disk-full")
+    assert incident.translations
+    response = _admin_change(lena_client, incident, remedy="tools/cleanup-exp.sh --older-than 14d")
+    assert response.status_code == 302, response.content.decode()[-2000:]
+    incident.refresh_from_db()
+    assert incident.catalog_digest == ""
+    assert incident.translations == {}
+    assert catalog_seed(language="en").kept_edited == ["disk-full"]
+    incident.refresh_from_db()
+    assert incident.remedy == "tools/cleanup-exp.sh --older-than 14d"
+
+
+def test_a_deleted_catalog_signature_stays_deleted(lena, catalog):
+    api = APIClient()
+    api.force_authenticate(lena)
+    signature = Signature.objects.filter(incident__slug="gpu-oom").first()
+    url = reverse("incidents-api:signature-detail", args=[signature.pk])
+    assert api.delete(url).status_code == 204
+    result = catalog_seed(language="en")
+    assert result.signatures_created == 0
+    assert not Signature.objects.filter(catalog_key=signature.catalog_key).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("method", ["post", "patch", "delete"])
+def test_every_signature_change_through_the_api_reranks_stored_analyses(
+    lena, catalog, monkeypatch, method
+):
+    scheduled = []
+    monkeypatch.setattr(knowledge, "_enqueue_rescore", lambda: scheduled.append(method))
+    api = APIClient()
+    api.force_authenticate(lena)
+    signature = Signature.objects.filter(incident__slug="disk-full").first()
+    detail = reverse("incidents-api:signature-detail", args=[signature.pk])
+    calls = {
+        "post": lambda: api.post(
+            reverse("incidents-api:signature-list"),
+            {"incident": "disk-full", "pattern": r"ENOSPC on \S+", "examples": "ENOSPC on /data"},
+            format="json",
+        ),
+        "patch": lambda: api.patch(detail, {"enabled": False}, format="json"),
+        "delete": lambda: api.delete(detail),
+    }
+    assert calls[method]().status_code in (200, 201, 204)
+    assert scheduled == [method]  # once the change is committed
+
+
+def test_seeding_schedules_one_reranking(db, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks() as callbacks:
+        catalog_seed(language="en")
+    assert callbacks.count(_enqueue_rescore) == 1
+
+
+def test_a_tail_that_runs_out_of_time_fails_with_a_message(alice, catalog, monkeypatch):
+    analysis = analysis_request(data=TAIL, user=alice)
+
+    def too_slow(*args, **kwargs):
+        raise SoftTimeLimitExceeded()
+
+    monkeypatch.setattr(logmatch, "analyze", too_slow)
+    analysis_run(analysis_id=analysis.pk)
+    analysis.refresh_from_db()
+    assert analysis.status == Analysis.Status.FAILED
+    assert "took too long" in analysis.error
+
+
+def test_giving_up_leaves_an_analysis_another_worker_is_running(alice, catalog):
+    analysis = analysis_request(data=TAIL, user=alice)
+    Analysis.objects.filter(pk=analysis.pk).update(status=Analysis.Status.RUNNING, attempts=1)
+    analysis_fail(analysis_id=analysis.pk, message="retries exhausted")
+    analysis.refresh_from_db()
+    assert analysis.status == Analysis.Status.RUNNING
+
+
+def test_the_sweep_resends_what_the_broker_refused_but_not_a_backlog(alice, catalog):
+    refused = analysis_request(data=TAIL, user=alice)
+    Analysis.objects.filter(pk=refused.pk).update(queued_at=None)
+    waiting = analysis_request(data=TAIL, user=alice)  # handed over a moment ago
+    assert analysis_sweep().requeued == [refused.pk]
+    assert Analysis.objects.get(pk=waiting.pk).status == Analysis.Status.QUEUED
