@@ -45,7 +45,5 @@ def roles_ensure(**kwargs) -> None:
     Group.objects.get_or_create(name=ENGINEER)
     lead, _ = Group.objects.get_or_create(name=LEAD)
     lead.permissions.set(
-        Permission.objects.filter(
-            content_type__app_label__in=("incidents", "runbooks", "reports")
-        )
+        Permission.objects.filter(content_type__app_label__in=("incidents", "runbooks", "reports"))
     )

@@ -236,11 +236,11 @@ def phase_times(tail: str, index, repeat: int) -> dict[str, float]:
         rank(fresh, clues, index.incidents, None, Limits().top)
 
     return {
-        "read (helper 1)": median_ms(lambda: read_input(tail), repeat),
+        "read": median_ms(lambda: read_input(tail), repeat),
         "redact": median_ms(lambda: redact("\n".join(read.lines)), repeat),
-        "levels (helper 1)": median_ms(lambda: classify(lines), repeat),
-        "grouping (helper 1)": median_ms(lambda: group(lines, levels), repeat),
-        "stage (helper 1)": median_ms(lambda: infer_stage(lines), repeat),
+        "levels": median_ms(lambda: classify(lines), repeat),
+        "grouping": median_ms(lambda: group(lines, levels), repeat),
+        "stage": median_ms(lambda: infer_stage(lines), repeat),
         "signature scan (RE2 set)": median_ms(lambda: index.signatures.scan(lines), repeat),
         "similarity + ranking": median_ms(rank_only, repeat),
     }

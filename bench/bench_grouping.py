@@ -1,17 +1,19 @@
 """Template grouping benchmark: Group Accuracy on Loghub-2k and throughput, ours vs drain3.
 
-usage: .venv/bin/python bench/bench_grouping.py [LOGHUB_DIR] [DEV_LOG_DIR]
+usage: .venv/bin/python bench/bench_grouping.py LOGHUB_DIR [TAILS_DIR]
 
-For each of the 16 Loghub-2k systems the `Content` column is grouped by
-`incidents.logmatch.templates.group` and by `drain3.TemplateMiner()` with its default
+LOGHUB_DIR is the Loghub-2k data set: one folder per system holding
+`<system>_2k.log_structured.csv`. For each of its 16 systems the `Content` column is grouped
+by `incidents.logmatch.templates.group` and by `drain3.TemplateMiner()` with its default
 configuration, fed the same lines in the same run. Group Accuracy is the standard metric of
-Zhu et al. 2019 (the same `group_accuracy` as `eval/score_loghub.py`). Throughput is lines per
-second of pure grouping on one core (best of 3 runs for ours; drain3 runs once, it is slow).
-Then a sanity check on the real ML failure tails: the repeated groups of each file.
+Zhu et al. 2019. Throughput is lines per second of pure grouping on one core (best of 3 runs
+for ours; drain3 runs once, it is slow). Then, when TAILS_DIR (a folder of ML failure tails,
+`*.log`, e.g. tests/logmatch/cases) is given, a sanity check: the repeated groups of each file.
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
 import os
 import sys
@@ -27,9 +29,6 @@ from incidents.logmatch.levels import classify  # noqa: E402
 from incidents.logmatch.reading import read_input  # noqa: E402
 from incidents.logmatch.templates import group  # noqa: E402
 from incidents.logmatch.types import Level  # noqa: E402
-
-DEFAULT_LOGHUB = ROOT.parent / "shared" / "loghub2k"
-DEFAULT_DEV = ROOT.parent / "shared" / "eval" / "dev"
 
 
 def group_accuracy(gt: list[str], pred: list) -> float:
@@ -142,7 +141,7 @@ def flood_check() -> None:
     )
 
 
-def dev_check(folder: Path) -> None:
+def tails_check(folder: Path) -> None:
     files = sorted(folder.glob("*.log"))
     if not files:
         return
@@ -163,7 +162,19 @@ def dev_check(folder: Path) -> None:
     print(f"  {n_lines} lines grouped in {seconds * 1000:.1f} ms")
 
 
-if __name__ == "__main__":
-    loghub_table(Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_LOGHUB)
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("loghub", type=Path, metavar="LOGHUB_DIR", help="the Loghub-2k data set")
+    parser.add_argument(
+        "tails", type=Path, nargs="?", metavar="TAILS_DIR", help="a folder of failure tails"
+    )
+    args = parser.parse_args()
+    loghub_table(args.loghub)
     flood_check()
-    dev_check(Path(sys.argv[2]) if len(sys.argv) > 2 else DEFAULT_DEV)
+    if args.tails:
+        tails_check(args.tails)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -110,9 +110,9 @@ def grow(incidents: int, rows: int, seed: int) -> float:
 
 
 def size_now(client: Client, repeat: int) -> Size:
+    from config.weeks import week_last_completed
     from incidents.models import Analysis, Incident, Recurrence
     from reports.services import report_week_build
-    from reports.weeks import week_last_completed
 
     week = week_last_completed()
     report = report_week_build(week_start=week)

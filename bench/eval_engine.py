@@ -3,12 +3,15 @@
 Loads the catalog (English texts; the Chinese texts join the description; every signature),
 builds the index, analyses each `<id>.log` of an evaluation folder and compares the first
 suggestion with the label in `manifest.jsonl` (`none` = no catalog entry applies), or with
-`<name>.expected.json` for a folder of test cases. Prints top-1 (as the product scorer counts
-it, and also counting only confident answers), top-3, how many `none` cases got a confident
-suggestion, and every miss with the evidence that decided it, so a miss can be traced to a
-signature or to the ranking.
+`<name>.expected.json` for a folder of test cases. Prints top-1 (of every answer, and of
+confident answers only), top-3, how many `none` cases got a confident suggestion, and every
+miss with the evidence that decided it, so a miss can be traced to a signature or to the
+ranking.
 
-    .venv/bin/python bench/eval_engine.py [/work/shared/eval/dev | tests/logmatch/cases] [-v]
+usage: .venv/bin/python bench/eval_engine.py FOLDER [-v]
+
+FOLDER holds `<id>.log` files and either a `manifest.jsonl` (one {"id", "label", "log_path"}
+object a line, `log_path` optional) or `<id>.expected.json` files, e.g. tests/logmatch/cases.
 """
 
 from __future__ import annotations
@@ -29,8 +32,6 @@ from incidents.logmatch import (
     analyze,
     build_index,
 )
-
-DEFAULT_FOLDER = Path("/work/shared/eval/dev")
 
 
 def catalog_index() -> KnowledgeIndex:
@@ -80,7 +81,12 @@ def load_cases(folder: Path) -> list[dict]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folder", nargs="?", type=Path, default=DEFAULT_FOLDER)
+    parser.add_argument(
+        "folder",
+        type=Path,
+        metavar="FOLDER",
+        help="the tails: <id>.log with manifest.jsonl or <id>.expected.json",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="print every case")
     args = parser.parse_args()
 

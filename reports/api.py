@@ -18,11 +18,11 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
+from config.weeks import WEEK_RE
 from reports import selectors, services
 from reports.forms import MatrixFilterForm
 from reports.models import WeeklyReport
 from reports.permissions import can_build_reports, can_review_reports
-from reports.weeks import WEEK_RE
 
 WEEK_PARAMETER = OpenApiParameter(
     "week",

@@ -4,7 +4,7 @@ from datetime import date
 
 from django.urls import register_converter
 
-from reports.weeks import week_label, week_parse
+from config.weeks import week_label_of_date, week_parse
 
 
 class IsoWeekConverter:
@@ -14,7 +14,7 @@ class IsoWeekConverter:
         return week_parse(value)  # ValueError (e.g. W54) makes the URL not match: a 404
 
     def to_url(self, value: date | str) -> str:
-        return week_label(value) if isinstance(value, date) else value
+        return week_label_of_date(value) if isinstance(value, date) else value
 
 
 # Registered here, once: both URL modules import this module.

@@ -29,6 +29,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from accounts.roles import ENGINEER, user_set_role
+from config.weeks import day_start, week_monday
 from incidents.models import (
     Analysis,
     AnalysisSuggestion,
@@ -39,7 +40,6 @@ from incidents.models import (
     Signature,
     Tag,
 )
-from reports.weeks import day_start, week_monday
 
 DEMO_PREFIX = "demo-"
 TEAM = ("ana", "chen", "dmitri", "farah", "li", "marta", "noah", "wei")

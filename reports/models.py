@@ -10,7 +10,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
-from reports.weeks import week_label
+from config.weeks import week_label_of_date
 
 
 class WeeklyReport(models.Model):
@@ -47,7 +47,7 @@ class WeeklyReport(models.Model):
 
     @property
     def week(self) -> str:
-        return week_label(self.week_start)
+        return week_label_of_date(self.week_start)
 
     @property
     def week_end(self) -> date:

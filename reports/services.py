@@ -22,10 +22,10 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from accounts.roles import LEAD
+from config.weeks import week_current, week_label_of_date, week_last_completed
 from reports import selectors
 from reports.models import WeeklyReport
 from reports.permissions import can_review_reports
-from reports.weeks import week_current, week_label, week_last_completed
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,9 @@ def report_week_build(*, week_start: date) -> WeeklyReport:
             _("%(day)s is not a Monday: weeks start on Monday.") % {"day": week_start}
         )
     if week_start > week_current():
-        raise ReportRefused(_("%(week)s has not started yet.") % {"week": week_label(week_start)})
+        raise ReportRefused(
+            _("%(week)s has not started yet.") % {"week": week_label_of_date(week_start)}
+        )
     started = time.perf_counter()
     data = selectors.report_week_compute(week_start=week_start)
     build_ms = round((time.perf_counter() - started) * 1000)

@@ -14,7 +14,7 @@ from django.db import InterfaceError, OperationalError
 )
 def report_week_publish(week: str | None = None) -> str:
     """The beat entry: build the week that just ended (or `week`, "2026-W48") and mail it."""
+    from config.weeks import week_parse
     from reports.services import report_week_publish as publish
-    from reports.weeks import week_parse
 
     return publish(week_start=week_parse(week) if week else None).week

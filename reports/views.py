@@ -13,11 +13,11 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from config.weeks import week_current, week_label_of_date, week_last_completed
 from reports import charts, exports, selectors, services
 from reports.forms import MatrixFilterForm, ReviewForm
 from reports.models import WeeklyReport
 from reports.permissions import can_build_reports, can_review_reports
-from reports.weeks import week_current, week_label, week_last_completed
 
 REPORTS_PER_PAGE = 26
 EXPORTS = {
@@ -37,7 +37,7 @@ def _download(body: str, content_type: str, filename: str) -> HttpResponse:
 def _report_or_404(week: date) -> WeeklyReport:
     report = selectors.report_get(week_start=week)
     if report is None:
-        raise Http404(_("No report for %(week)s yet.") % {"week": week_label(week)})
+        raise Http404(_("No report for %(week)s yet.") % {"week": week_label_of_date(week)})
     return report
 
 
@@ -74,7 +74,7 @@ def weekly_list(request):
     context = {
         "page": page,
         "last_week": last_week,
-        "last_week_label": week_label(last_week),
+        "last_week_label": week_label_of_date(last_week),
         "last_week_missing": page.number == 1 and all(r.week_start != last_week for r in page),
         "can_build": can_build_reports(request.user),
     }
@@ -89,19 +89,17 @@ def weekly_detail(request, week: date):
             raise Http404(_("That week has not started yet."))
         context = {
             "week_start": week,
-            "week": week_label(week),
+            "week": week_label_of_date(week),
             "can_build": can_build_reports(request.user),
         }
         return render(request, "reports/weekly_missing.html", context, status=404)
-    rhythm_available, rhythm = selectors.report_rhythm_run(week_start=week)
     context = {
         "report": report,
         "page": selectors.report_week_page(data=report.data, language=get_language()),
         "can_review": can_review_reports(request.user),
         "can_build": can_build_reports(request.user),
         "review_form": ReviewForm(initial={"notes": report.review_notes}),
-        "rhythm_available": rhythm_available,
-        "rhythm": rhythm,
+        "rhythm": selectors.report_rhythm_run(week_start=week),
         "previous_week": week - timedelta(weeks=1),
         "next_week": week + timedelta(weeks=1) if week < week_current() else None,
     }
@@ -117,7 +115,9 @@ def weekly_build(request, week: date):
     except services.ReportRefused as refused:
         messages.error(request, str(refused))
         return redirect("reports:weekly-list")
-    messages.success(request, _("The report of %(week)s was built.") % {"week": week_label(week)})
+    messages.success(
+        request, _("The report of %(week)s was built.") % {"week": week_label_of_date(week)}
+    )
     return redirect("reports:weekly-detail", week=week)
 
 

@@ -13,8 +13,8 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
+from config.weeks import week_label_of_moment
 from incidents.models import Discipline, Stage
-from runbooks.weeks import week_label
 
 # The text that exists in every language a runbook is shown in.
 TEXT_FIELDS = ("title", "summary", "steps")
@@ -188,13 +188,20 @@ class ChecklistRun(models.Model):
                 | models.Q(finished_at__gte=models.F("started_at")),
                 name="checklist_run_finished_after_started",
             ),
+            # One open run per person, runbook and week: checklist_run_start relies on it when
+            # two starts race (a double click, two tabs).
+            models.UniqueConstraint(
+                fields=["runbook", "started_by", "iso_week"],
+                condition=models.Q(finished_at__isnull=True),
+                name="checklist_run_one_open_per_week",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.runbook.slug} @ {self.iso_week}"
 
     def save(self, *args, **kwargs):
-        self.iso_week = week_label(self.started_at)
+        self.iso_week = week_label_of_moment(self.started_at)
         super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
@@ -218,6 +225,3 @@ class ChecklistRun(models.Model):
     @property
     def ticked_count(self) -> int:
         return len(self.ticked)
-
-    def note_for(self, index: int) -> str:
-        return self.step_notes.get(str(index), "")

@@ -8,8 +8,8 @@ from datetime import date
 from django.db.models import Q, QuerySet
 from django.utils.translation import gettext_lazy as _
 
+from config.weeks import week_bounds
 from runbooks.models import RHYTHM_SLUG, ChecklistRun, Kind, Runbook, RunbookText
-from runbooks.weeks import week_bounds
 
 KIND_HEADINGS = {
     Kind.DIAGNOSE: _("Diagnose by stage"),

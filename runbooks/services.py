@@ -7,13 +7,13 @@ from datetime import datetime
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
+from config.weeks import week_label_of_moment
 from runbooks.models import STEP_KEYS, TEXT_FIELDS, ChecklistRun, Runbook
-from runbooks.weeks import week_label
 
 CLASSIFICATION_FIELDS = ("kind", "stage", "discipline", "calculator")
 
@@ -93,26 +93,34 @@ def runbook_update(
     return runbook
 
 
+def _open_run(*, runbook: Runbook, user, week: str) -> ChecklistRun | None:
+    return ChecklistRun.objects.filter(
+        runbook=runbook, started_by=user, finished_at__isnull=True, iso_week=week
+    ).first()
+
+
 def checklist_run_start(*, runbook: Runbook, user, now: datetime | None = None) -> ChecklistRun:
     """Start a run of `runbook` for `user`, or give back the one they left open this week,
     so that a double click or a second tab does not leave two half-done runs."""
     now = now or timezone.now()
-    week = week_label(now)
-    with transaction.atomic():
-        open_run = (
-            ChecklistRun.objects.filter(
-                runbook=runbook, started_by=user, finished_at__isnull=True, iso_week=week
-            )
-            .order_by("-started_at")
-            .first()
-        )
-        if open_run is not None:
-            return open_run
-        run = ChecklistRun(
-            runbook=runbook, started_by=user, started_at=now, step_count=len(runbook.steps)
-        )
-        run.full_clean()
-        run.save()
+    week = week_label_of_moment(now)
+    open_run = _open_run(runbook=runbook, user=user, week=week)
+    if open_run is not None:
+        return open_run
+    run = ChecklistRun(
+        runbook=runbook, started_by=user, started_at=now, step_count=len(runbook.steps)
+    )
+    # The database, not a read before the insert, keeps one open run per week
+    # (checklist_run_one_open_per_week): two starts can both read "none open".
+    run.full_clean(validate_constraints=False)
+    try:
+        with transaction.atomic():  # a savepoint: the caller's transaction survives a loss
+            run.save()
+    except IntegrityError:
+        open_run = _open_run(runbook=runbook, user=user, week=week)
+        if open_run is None:
+            raise
+        return open_run  # the other start inserted first
     return run
 
 

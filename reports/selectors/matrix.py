@@ -20,6 +20,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
 
+from config.weeks import day_start
 from incidents.models import (
     TEXT_FIELDS,
     Analysis,
@@ -36,7 +37,6 @@ from reports.condense import (
     condense_symptom,
     condense_title,
 )
-from reports.weeks import day_start
 
 MATRIX_WEEKS = 12
 MATRIX_PER_STAGE = 8

@@ -12,6 +12,7 @@ from django.db import connections
 from django.db.models import Count, F, Max, Q, QuerySet
 from django.db.models.fields.json import KT
 
+from config.weeks import week_bounds, week_label_of_date
 from incidents.models import (
     Analysis,
     Discipline,
@@ -23,7 +24,6 @@ from incidents.models import (
     Stage,
 )
 from reports.models import WeeklyReport
-from reports.weeks import week_bounds, week_label
 
 LIST_LIMIT = 20
 NEW_INCIDENTS_LIMIT = 50
@@ -210,7 +210,7 @@ def report_week_compute(*, week_start: date) -> dict[str, Any]:
         explained, unexplained = counts[f"explained{index}"], counts[f"unexplained{index}"]
         trend.append(
             {
-                "week": week_label(monday),
+                "week": week_label_of_date(monday),
                 "week_start": monday.isoformat(),
                 "stages": {
                     stage: sum(row[key] for row in new if row["stage"] == stage)
@@ -312,7 +312,7 @@ def report_week_compute(*, week_start: date) -> dict[str, Any]:
     )
     return {
         "version": SNAPSHOT_VERSION,
-        "week": week_label(week_start),
+        "week": week_label_of_date(week_start),
         "week_start": week_start.isoformat(),
         "week_end": (week_end - timedelta(days=1)).isoformat(),
         "time_zone": settings.TIME_ZONE,

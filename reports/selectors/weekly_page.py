@@ -11,6 +11,7 @@ from typing import Any
 from django.urls import reverse
 
 from incidents.models import Discipline, Stage
+from runbooks.selectors import rhythm_runs_for_week
 
 
 def _title(titles: dict[str, str], language: str) -> str:
@@ -113,16 +114,11 @@ class RhythmRun:
     finished_at: datetime | None
 
 
-def report_rhythm_run(*, week_start: date) -> tuple[bool, RhythmRun | None]:
-    """Whether the weekly-rhythm runbook was run that week, when the runbooks app offers it:
-    (available, the finished run or else the latest started one)."""
-    try:
-        from runbooks.selectors import rhythm_runs_for_week
-    except ImportError:
-        return False, None
+def report_rhythm_run(*, week_start: date) -> RhythmRun | None:
+    """The weekly-rhythm run of that week: the finished one, else the latest started one."""
     runs = list(rhythm_runs_for_week(week_start))
     if not runs:
-        return True, None
+        return None
     run = next((run for run in runs if run.finished_at), runs[0])
     who = run.started_by.get_username() if run.started_by else ""
-    return True, RhythmRun(who=who, started_at=run.started_at, finished_at=run.finished_at)
+    return RhythmRun(who=who, started_at=run.started_at, finished_at=run.finished_at)

@@ -10,7 +10,7 @@ from django import template
 from django.utils.translation import get_language
 
 from runbooks import selectors
-from runbooks.calculators import format_mib, format_ms
+from runbooks.calculators import format_mib
 
 register = template.Library()
 
@@ -40,8 +40,3 @@ def runbook_text(runbook):
 @register.filter
 def mib(value) -> str:
     return "" if value is None else format_mib(float(value))
-
-
-@register.filter
-def ms(value) -> str:
-    return "" if value is None else format_ms(float(value))

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from reports.weeks import week_label, week_last_completed
+from config.weeks import week_label_of_date, week_last_completed
 from tests.e2e.conftest import ARTIFACTS
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -33,7 +33,7 @@ def history(catalog):
         "--no-reports",
         stdout=out,
     )
-    last_week = week_label(week_last_completed())
+    last_week = week_label_of_date(week_last_completed())
     call_command("build_weekly_report", "--week", last_week, stdout=out)
     return last_week
 

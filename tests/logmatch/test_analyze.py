@@ -163,7 +163,8 @@ def _expected(log: Path) -> dict:
 
 
 def _case(log: Path):
-    """A case; `"xfail": "<reason>"` in its expected file marks a known gap (say whose)."""
+    """A case; `"xfail": "<reason>"` in its expected file marks a known gap, and the reason
+    names where it lies ("catalog gap: …", "ranking gap: …") and why."""
     reason = _expected(log).get("xfail")
     marks = [pytest.mark.xfail(reason=reason)] if reason else []
     return pytest.param(log, id=log.stem, marks=marks)

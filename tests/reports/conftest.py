@@ -7,8 +7,8 @@ from datetime import date, datetime, time, timedelta
 import pytest
 from django.utils import timezone
 
+from config.weeks import week_last_completed
 from incidents.models import Analysis, Feedback, Incident, Recurrence
-from reports.weeks import week_last_completed
 from tests.factories import IncidentFactory
 
 

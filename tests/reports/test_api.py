@@ -7,9 +7,9 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from config.weeks import week_label_of_date
 from incidents.models import Incident
 from reports.services import report_week_build
-from reports.weeks import week_label
 from tests.reports.conftest import recurrence
 
 pytestmark = pytest.mark.django_db
@@ -42,15 +42,17 @@ def test_weekly_reports_are_listed_and_read_by_week(alice, week):
     client = _client(alice)
     listing = client.get(reverse("reports-api:weekly-list")).json()
     assert [item["week"] for item in listing["results"]] == [
-        week_label(week),
-        week_label(week - timedelta(weeks=1)),
+        week_label_of_date(week),
+        week_label_of_date(week - timedelta(weeks=1)),
     ]
     assert "data" not in listing["results"][0]
     detail = client.get(listing["results"][0]["url"]).json()
-    assert detail["data"]["week"] == week_label(week)
+    assert detail["data"]["week"] == week_label_of_date(week)
     assert detail["reviewed"] is False
     assert (
-        client.get(f"/api/v1/reports/weekly/{week_label(week + timedelta(weeks=4))}/").status_code
+        client.get(
+            f"/api/v1/reports/weekly/{week_label_of_date(week + timedelta(weeks=4))}/"
+        ).status_code
         == 404
     )
 
@@ -64,7 +66,7 @@ def test_only_a_lead_reviews_or_builds_through_the_api(alice, lena, week):
     assert (response.json()["reviewed_by"], response.json()["review_notes"]) == ("lena", "Checked.")
     build = reverse("reports-api:weekly-build", kwargs={"week": week - timedelta(weeks=2)})
     assert _client(alice).post(build).status_code == 403
-    assert _client(lena).post(build).json()["week"] == week_label(week - timedelta(weeks=2))
+    assert _client(lena).post(build).json()["week"] == week_label_of_date(week - timedelta(weeks=2))
 
 
 def test_the_schema_documents_the_report_endpoints(alice_client):

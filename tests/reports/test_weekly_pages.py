@@ -1,20 +1,18 @@
 """The weekly report pages: list, detail, review (leads only), build on demand, CSV, chart."""
 
 import csv
-import importlib.util
 import io
-from datetime import timedelta
+from datetime import date, timedelta
 
 import pytest
 from django.urls import reverse
 
+from config.weeks import week_current, week_label_of_date
 from reports.models import WeeklyReport
 from reports.services import report_week_build
-from reports.weeks import week_current, week_label
 from tests.reports.conftest import analysis, incident, local, recurrence
 
 pytestmark = pytest.mark.django_db
-RHYTHM_QUERY = 1 if importlib.util.find_spec("runbooks.selectors") else 0
 
 
 def _url(name, week):
@@ -36,13 +34,40 @@ def test_the_detail_page_shows_the_snapshot(alice_client, built, week):
     response = alice_client.get(_url("weekly-detail", week))
     page = response.content.decode()
     assert response.status_code == 200
-    assert f"Weekly report {week_label(week)}" in page
+    assert f"Weekly report {week_label_of_date(week)}" in page
     assert "50%" in page  # one of two analyses explained
     assert "Accelerator (GPU/NPU) out of memory" in page
     assert "E&lt;*&gt; lost heartbeat" in page
     assert "needs attention most" in page
     assert _url("weekly-chart", week) in page
     assert "Mark reviewed" not in page  # alice is no lead
+
+
+def test_the_detail_page_says_whether_the_weekly_rhythm_was_run(alice_client, alice, built, week):
+    from runbooks.models import Runbook
+    from runbooks.seeding import runbook_catalog_seed
+    from runbooks.services import checklist_run_start, checklist_run_update
+
+    page = alice_client.get(_url("weekly-detail", week)).content.decode()
+    assert "Weekly rhythm run" in page and "<strong>no</strong>" in page
+
+    runbook_catalog_seed(language="en")
+    rhythm = Runbook.objects.get(slug="weekly-rhythm")
+    run = checklist_run_start(runbook=rhythm, user=alice, now=local(week + timedelta(days=4)))
+    page = alice_client.get(_url("weekly-detail", week)).content.decode()
+    assert "<strong>yes</strong>" in page and "not finished" in page
+
+    finished = local(week + timedelta(days=4), 18)
+    checklist_run_update(run=run, ticked=[0], step_notes={}, note="", finish=True, now=finished)
+    page = alice_client.get(_url("weekly-detail", week)).content.decode()
+    assert "<strong>yes</strong>" in page and "not finished" not in page and "alice" in page
+
+
+def test_an_impossible_week_in_the_url_is_a_404(alice_client):
+    assert alice_client.get("/reports/weekly/2026-W54/").status_code == 404
+    assert reverse("reports:weekly-detail", kwargs={"week": date(2026, 11, 23)}) == (
+        "/reports/weekly/2026-W48/"
+    )
 
 
 def test_the_detail_page_follows_the_ui_language(alice_client, built, week):
@@ -76,7 +101,9 @@ def test_the_list_shows_which_weeks_are_reviewed(lena_client, lena, week):
     report_week_build(week_start=week - timedelta(weeks=1))
     page = lena_client.get(reverse("reports:weekly-list")).content.decode()
     assert page.count("badge ok") == 1 and page.count("not reviewed") == 1
-    assert page.index(week_label(week)) < page.index(week_label(week - timedelta(weeks=1)))
+    assert page.index(week_label_of_date(week)) < page.index(
+        week_label_of_date(week - timedelta(weeks=1))
+    )
 
 
 def test_a_missing_week_offers_leads_to_build_it(alice_client, lena_client, week):
@@ -100,7 +127,7 @@ def test_the_csv_export_has_the_rows_of_the_week(alice_client, built, week):
     response = alice_client.get(_url("weekly-csv", week))
     assert (
         response["Content-Disposition"]
-        == f'attachment; filename="weekly-report-{week_label(week)}.csv"'
+        == f'attachment; filename="weekly-report-{week_label_of_date(week)}.csv"'
     )
     rows = list(csv.reader(io.StringIO(response.content.decode("utf-8-sig"))))
     assert rows[0] == ["Section", "Key", "Label", "Count", "Previous", "Change", "Detail"]
@@ -117,7 +144,7 @@ def test_the_chart_is_an_svg_without_any_script(alice_client, built, week):
     svg = response.content.decode()
     assert response["Content-Type"] == "image/svg+xml"
     assert svg.startswith("<svg") and "<script" not in svg and "kozea.github.io" not in svg
-    assert "W" + week_label(week).split("-W")[1] in svg
+    assert "W" + week_label_of_date(week).split("-W")[1] in svg
     assert "default-src 'none'" in response["Content-Security-Policy"]
 
 
@@ -128,9 +155,8 @@ def test_the_pages_are_a_fixed_number_of_queries(alice_client, django_assert_num
         recurrence(made, week + timedelta(days=1))
         analysis(when=local(week + timedelta(days=2)), top=made)
         report_week_build(week_start=week - timedelta(weeks=i))
-    # session, user, the report (+ reviewer), the weekly rhythm run if the runbooks have it,
-    # lead check
-    with django_assert_num_queries(4 + RHYTHM_QUERY):
+    # session, user, the report (+ reviewer), the weekly rhythm runs, lead check
+    with django_assert_num_queries(5):
         assert alice_client.get(_url("weekly-detail", week)).status_code == 200
     # session, user, count, page of reports (+ reviewers), lead check
     with django_assert_num_queries(5):

@@ -4,10 +4,10 @@ from datetime import timedelta
 
 import pytest
 
+from config.weeks import week_current, week_label_of_date
 from incidents.models import Feedback, Signature
 from reports.models import WeeklyReport
 from reports.services import ReportRefused, report_week_build, report_week_review
-from reports.weeks import week_current, week_label
 from tests.reports.conftest import analysis, feedback, incident, local, recurrence
 
 pytestmark = pytest.mark.django_db
@@ -39,7 +39,7 @@ def test_a_sunday_2330_event_in_shanghai_belongs_to_that_week(settings, week):
 
     data = report_week_build(week_start=week).data
 
-    assert data["week"] == week_label(week)
+    assert data["week"] == week_label_of_date(week)
     assert data["time_zone"] == "Asia/Shanghai"
     assert data["new_incidents"]["count"] == 1
     assert [item["slug"] for item in data["new_incidents"]["items"]] == [target.slug]
@@ -64,7 +64,7 @@ def test_an_empty_week_is_all_zeros_and_no_share(week):
     assert data["recurrences"] == {"count": 0, "incidents": 0}
     assert data["attention"] is None
     assert data["floods"] == [] and data["top_recurring"] == [] and data["gaps"]["items"] == []
-    assert len(data["trend"]) == 12 and data["trend"][-1]["week"] == week_label(week)
+    assert len(data["trend"]) == 12 and data["trend"][-1]["week"] == week_label_of_date(week)
     assert all(row["count"] == 0 for row in data["stages"] + data["disciplines"])
 
 

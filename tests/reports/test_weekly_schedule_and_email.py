@@ -11,9 +11,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from accounts.models import Profile
+from config.weeks import week_label_of_date, week_last_completed
 from reports.models import WeeklyReport
 from reports.services import report_week_mail, report_week_publish
-from reports.weeks import week_label, week_last_completed
 from tests.reports.conftest import analysis, local, recurrence
 
 pytestmark = pytest.mark.django_db
@@ -59,8 +59,8 @@ def test_the_beat_task_builds_and_mails_once(leads, catalog):
 
     week = week_last_completed()
     recurrence(Incident.objects.get(slug="gpu-oom"), week + timedelta(days=1))
-    assert task.apply().get() == week_label(week)
-    assert task.apply().get() == week_label(week)  # a second run: rebuilt, not mailed again
+    assert task.apply().get() == week_label_of_date(week)
+    assert task.apply().get() == week_label_of_date(week)  # a second run: rebuilt, not mailed again
 
     assert WeeklyReport.objects.get().week_start == week
     assert sorted(message.to[0] for message in mail.outbox) == [
@@ -118,11 +118,11 @@ def test_a_failed_send_leaves_the_report_to_be_mailed_again(leads, monkeypatch, 
 
 def test_the_command_rebuilds_any_week_and_mails_on_request(leads, capsys):
     past = week_last_completed() - timedelta(weeks=10)
-    call_command("build_weekly_report", "--week", week_label(past))
-    call_command("build_weekly_report", "--week", week_label(past), "--email")
+    call_command("build_weekly_report", "--week", week_label_of_date(past))
+    call_command("build_weekly_report", "--week", week_label_of_date(past), "--email")
     assert WeeklyReport.objects.get().week_start == past
     assert len(mail.outbox) == 2
-    assert f"{week_label(past)}: 0 analyses, — explained" in capsys.readouterr().out
+    assert f"{week_label_of_date(past)}: 0 analyses, — explained" in capsys.readouterr().out
     with pytest.raises(CommandError):
         call_command("build_weekly_report", "--week", "2026-W60")
 

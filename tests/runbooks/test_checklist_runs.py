@@ -3,13 +3,14 @@
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
+from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from config.weeks import week_label_of_moment
 from runbooks.models import ChecklistRun, Runbook
 from runbooks.selectors import rhythm_runs_for_week
 from runbooks.services import checklist_run_start, checklist_run_update
-from runbooks.weeks import week_label
 
 pytestmark = pytest.mark.django_db
 
@@ -38,7 +39,7 @@ def test_it_starts_a_run_with_who_and_when(alice_client, alice, rhythm):
     assert response["Location"] == run.get_absolute_url()
     assert run.runbook == rhythm and run.started_by == alice
     assert before <= run.started_at <= timezone.now()
-    assert run.iso_week == week_label(run.started_at)
+    assert run.iso_week == week_label_of_moment(run.started_at)
     assert run.step_count == len(rhythm.steps)
     assert (run.finished_at, run.ticked, run.step_notes, run.note) == (None, [], {}, "")
 
@@ -48,6 +49,43 @@ def test_a_second_click_gives_back_the_open_run(alice_client, bob_client, rhythm
     assert _start(alice_client)["Location"] == first
     assert _start(bob_client)["Location"] != first  # bob's own run
     assert ChecklistRun.objects.count() == 2
+
+
+def test_two_starts_leave_one_open_run(alice, rhythm):
+    first = checklist_run_start(runbook=rhythm, user=alice)
+    assert checklist_run_start(runbook=rhythm, user=alice) == first
+    assert ChecklistRun.objects.count() == 1
+
+
+def test_a_start_that_loses_a_race_gives_back_the_run_that_won(alice, rhythm, monkeypatch):
+    """Two starts both find no open run; the second insert hits the database constraint."""
+    winner = []
+    full_clean = ChecklistRun.full_clean
+
+    def other_tab_inserts_first(run, *args, **kwargs):
+        # Called after the read for an open run and before the insert: the other request's
+        # run lands exactly there.
+        if not winner:
+            winner.append(
+                ChecklistRun.objects.create(
+                    runbook=rhythm, started_by=alice, step_count=len(rhythm.steps)
+                )
+            )
+        return full_clean(run, *args, **kwargs)
+
+    monkeypatch.setattr(ChecklistRun, "full_clean", other_tab_inserts_first)
+
+    assert checklist_run_start(runbook=rhythm, user=alice) == winner[0]
+    assert ChecklistRun.objects.count() == 1
+
+
+def test_the_database_refuses_a_second_open_run_in_a_week(alice, rhythm, run):
+    second = ChecklistRun(runbook=rhythm, started_by=alice, step_count=len(rhythm.steps))
+    with pytest.raises(IntegrityError), transaction.atomic():
+        second.save()
+    checklist_run_update(run=run, ticked=[], step_notes={}, note="", finish=True)
+    second.save()  # once the first is finished, a new run may start
+    assert ChecklistRun.objects.filter(finished_at__isnull=True).get() == second
 
 
 def test_an_open_run_from_last_week_is_not_reused(alice, rhythm):

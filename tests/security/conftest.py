@@ -13,11 +13,11 @@ from django.core.cache import cache
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from config.weeks import week_last_completed
 from incidents import services
 from incidents.models import Analysis, Incident, KnowledgeGap, Recurrence, Signature
 from reports.models import WeeklyReport
 from reports.services import report_week_build
-from reports.weeks import week_last_completed
 from runbooks.models import ChecklistRun, Runbook
 from runbooks.services import checklist_run_start
 from tests.factories import IncidentFactory

@@ -12,9 +12,9 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from config.weeks import week_last_completed
 from incidents.models import Incident
 from reports.services import report_week_build
-from reports.weeks import week_last_completed
 from tests.security.conftest import World
 from tests.security.forms import incident_form, runbook_edit_form, signature_form
 from tests.security.html import script_risks, visible_text

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from config.weeks import week_parse
 from reports.services import ReportRefused, report_week_publish
-from reports.weeks import week_parse
 
 
 class Command(BaseCommand):

@@ -1,7 +1,8 @@
 """ISO weeks on the site's clock: Monday 00:00 to the next Monday 00:00 in settings.TIME_ZONE.
 
-A week is named by its Monday (a date) inside the code and by its ISO label ("2026-W48") in
-URLs, files and e-mails.
+The one calendar of the weekly report and the weekly rhythm (checklist runs). A week is named
+by its Monday (a date) inside the code and by its ISO label ("2026-W48") in URLs, files,
+e-mails and on checklist runs.
 """
 
 from __future__ import annotations
@@ -22,21 +23,27 @@ def week_parse(value: str) -> date:
     return date.fromisocalendar(int(match[1]), int(match[2]), 1)
 
 
-def week_label(week_start: date) -> str:
-    year, week, _ = week_start.isocalendar()
+def week_label_of_date(day: date) -> str:
+    """ "2026-W48" for the ISO week holding `day` (any day of it, usually its Monday)."""
+    year, week, _ = day.isocalendar()
     return f"{year}-W{week:02d}"
+
+
+def week_label_of_moment(moment: datetime) -> str:
+    """ "2026-W48" for the ISO week an aware `moment` falls in on the site's clock (not the
+    user's): Sunday 23:59 in settings.TIME_ZONE still belongs to the week it ends."""
+    return week_label_of_date(timezone.localdate(moment, timezone.get_default_timezone()))
 
 
 def week_monday(day: date) -> date:
     return day - timedelta(days=day.weekday())
 
 
-def week_bounds(week_start: date, weeks: int = 1) -> tuple[datetime, datetime]:
-    """[Monday 00:00, Monday 00:00 `weeks` later) as aware datetimes in settings.TIME_ZONE."""
-    zone = timezone.get_default_timezone()
-    start = datetime.combine(week_start, time.min, tzinfo=zone)
-    end = datetime.combine(week_start + timedelta(weeks=weeks), time.min, tzinfo=zone)
-    return start, end
+def week_bounds(day: date, weeks: int = 1) -> tuple[datetime, datetime]:
+    """[Monday 00:00, Monday 00:00 `weeks` later) of the ISO week holding `day`, as aware
+    datetimes in settings.TIME_ZONE."""
+    monday = week_monday(day)
+    return day_start(monday), day_start(monday + timedelta(weeks=weeks))
 
 
 def day_start(day: date) -> datetime:
