@@ -3,7 +3,7 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from incidents.models import Feedback, Incident, Recurrence, Signature
+from incidents.models import EDITABLE_FIELDS, Feedback, Incident, Recurrence, Signature
 from incidents.services import incident_new_slug
 
 # Inline help from the handbook's incident-book format: four columns, one line each.
@@ -38,19 +38,7 @@ class IncidentForm(forms.ModelForm):
 
     class Meta:
         model = Incident
-        fields = [
-            "title",
-            "symptom",
-            "root_cause",
-            "remedy",
-            "discipline",
-            "prevention",
-            "stage",
-            "severity",
-            "environment",
-            "occurred_on",
-            "resolved_on",
-        ]
+        fields = list(EDITABLE_FIELDS)
         widgets = {
             "symptom": forms.Textarea(attrs={"rows": 3, "class": "mono"}),
             "remedy": forms.Textarea(attrs={"rows": 4, "class": "mono"}),

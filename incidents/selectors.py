@@ -12,23 +12,17 @@ from django.utils.translation import get_language
 from incidents import logmatch
 from incidents.knowledge import knowledge_index
 from incidents.logmatch.signatures import compile_error, re2_options
-from incidents.models import Analysis, Feedback, Incident, KnowledgeGap, Recurrence
+from incidents.models import (
+    EDITABLE_FIELDS,
+    Analysis,
+    Feedback,
+    Incident,
+    KnowledgeGap,
+    Recurrence,
+)
 
 SIMILAR_MIN_SCORE = 0.15
-HISTORY_FIELDS = [
-    "title",
-    "symptom",
-    "root_cause",
-    "remedy",
-    "discipline",
-    "prevention",
-    "stage",
-    "severity",
-    "environment",
-    "occurred_on",
-    "resolved_on",
-    "tag_list",
-]
+HISTORY_FIELDS = [*EDITABLE_FIELDS, "tag_list"]
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from incidents.models.analysis import (
     KnowledgeRescore,
 )
 from incidents.models.incident import (
+    EDITABLE_FIELDS,
     TEXT_FIELDS,
     Discipline,
     Incident,
@@ -18,6 +19,7 @@ from incidents.models.incident import (
 )
 
 __all__ = [
+    "EDITABLE_FIELDS",
     "TEXT_FIELDS",
     "Analysis",
     "AnalysisSuggestion",

@@ -38,6 +38,20 @@ class Severity(models.TextChoices):
 
 # The text columns that exist in every language an incident is shown in.
 TEXT_FIELDS = ("title", "symptom", "root_cause", "remedy", "prevention", "environment")
+# What a person edits on the form, in its order; the detail page's history diffs the same.
+EDITABLE_FIELDS = (
+    "title",
+    "symptom",
+    "root_cause",
+    "remedy",
+    "discipline",
+    "prevention",
+    "stage",
+    "severity",
+    "environment",
+    "occurred_on",
+    "resolved_on",
+)
 
 
 @dataclass(frozen=True)
