@@ -27,6 +27,9 @@ def test_it_shows_who_changed_what_and_when(alice_client, alice):
         ("remedy", "old remedy", "new remedy")
     ]
     assert history[-1].kind == "+"
+    shown = response.content.decode().split('id="history"', 1)[1]
+    assert "<del>old remedy</del> → <ins>new remedy</ins>" in shown
+    assert alice.username in shown
 
 
 def test_it_offers_similar_incidents(alice_client, catalog):
