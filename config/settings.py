@@ -163,6 +163,7 @@ WHITENOISE_USE_FINDERS = True
 # Celery. https://docs.celeryq.dev/en/stable/userguide/configuration.html
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
 if CELERY_BROKER_URL == "filesystem://":
+    CELERY_BROKER_URL = "filesystem://localhost/"  # the same broker, without kombu's warning
     BROKER_DIR = VAR_DIR / "broker"
     for sub in ("queue", "processed", "control"):
         (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)  # kombu does not create them

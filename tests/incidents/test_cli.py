@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from django.conf import settings
 from django.core.management import CommandError, call_command
 from rest_framework.authtoken.models import Token
 
@@ -109,3 +110,32 @@ def test_kb_explains_an_unreachable_server():
     )
     assert result.returncode == 1
     assert "cannot reach" in result.stderr
+
+
+@pytest.mark.django_db
+def test_it_warns_that_an_empty_knowledge_base_matches_nothing(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(OOM_TAIL)
+    err = io.StringIO()
+    call_command("analyze_log", str(log), "--json", stdout=io.StringIO(), stderr=err)
+    assert "run manage.py seed_catalog" in err.getvalue()
+
+
+def test_it_explains_a_database_that_was_never_migrated(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(OOM_TAIL)
+    result = subprocess.run(
+        [sys.executable, "manage.py", "analyze_log", str(log)],
+        cwd=settings.BASE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "VAR_DIR": str(tmp_path),
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'new.sqlite3'}",
+        },
+    )
+    assert result.returncode == 1
+    assert "Run manage.py migrate and manage.py seed_catalog first." in result.stderr
+    assert "Traceback" not in result.stderr

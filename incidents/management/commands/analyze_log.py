@@ -4,6 +4,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError
 
 from incidents import logmatch
 from incidents.knowledge import feedback_map, knowledge_index
@@ -27,13 +28,13 @@ class Command(BaseCommand):
 
     def handle(self, *args, path, json: bool, templates_only: bool, log_path, max_bytes, **options):
         data = self._read(path, max_bytes)
-        index = None if templates_only else knowledge_index()
+        index, feedback = (None, None) if templates_only else self._knowledge()
         try:
             report = logmatch.analyze(
                 data,
                 index,
                 log_path=log_path or (None if path == "-" else path),
-                feedback=None if templates_only else feedback_map(),
+                feedback=feedback,
                 limits=logmatch.Limits(max_bytes=max_bytes),
             )
         except logmatch.InputError as error:
@@ -42,6 +43,21 @@ class Command(BaseCommand):
             self.stdout.write(_dumps(logmatch.report_as_dict(report)))
         else:
             self.stdout.write(_summary(report))
+
+    def _knowledge(self):
+        try:
+            index = knowledge_index()
+            feedback = feedback_map()
+        except DatabaseError as error:
+            raise CommandError(
+                f"Cannot read the knowledge base ({error}). "
+                "Run manage.py migrate and manage.py seed_catalog first."
+            ) from error
+        if not index.incidents:
+            self.stderr.write(
+                "The knowledge base is empty, so nothing can match: run manage.py seed_catalog."
+            )
+        return index, feedback
 
     def _read(self, path: str, max_bytes: int) -> bytes:
         try:
