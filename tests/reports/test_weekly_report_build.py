@@ -186,7 +186,9 @@ def test_a_build_is_a_fixed_number_of_queries(week, alice, django_assert_num_que
         explained = analysis(when=local(tuesday), top=made, groups=[FLOOD])
         feedback(explained, made, alice, Feedback.Verdict.NOT_IT, local(tuesday, 13))
         analysis(when=local(tuesday), template=f"E<*> failure {i}")
-        Signature.objects.create(incident=made, pattern=f"failure {i}", created_at=local(week) - timedelta(weeks=20))
+        Signature.objects.create(
+            incident=made, pattern=f"failure {i}", created_at=local(week) - timedelta(weeks=20)
+        )
     # 15 reads: new incidents and recurrences per week, analyses per week, the gaps (rows,
     # count, their KnowledgeGap rows), the week's recurrences (totals, top), "not it" (rows, per
     # discipline), the incidents those name, new incidents, floods, stale signatures (count,
