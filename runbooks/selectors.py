@@ -9,6 +9,7 @@ from django.db.models import Q, QuerySet
 from django.utils.translation import gettext_lazy as _
 
 from config.weeks import week_bounds
+from incidents.selectors import HistoryEntry
 from runbooks.models import RHYTHM_SLUG, ChecklistRun, Kind, Runbook, RunbookText
 
 KIND_HEADINGS = {
@@ -33,14 +34,6 @@ class RunbookGroup:
     kind: str
     heading: str
     links: tuple[RunbookLink, ...]
-
-
-@dataclass(frozen=True)
-class HistoryEntry:
-    when: object
-    who: object
-    kind: str  # "+" created, "~" changed, "-" deleted
-    reason: str
 
 
 def _links(runbooks, language: str) -> tuple[RunbookLink, ...]:
@@ -95,6 +88,7 @@ def runbook_history(*, runbook: Runbook, limit: int = HISTORY_ENTRIES) -> list[H
             who=record.history_user,
             kind=record.history_type,
             reason=record.history_change_reason or "",
+            changes=(),
         )
         for record in runbook.history.select_related("history_user")[:limit]
     ]
