@@ -110,11 +110,14 @@ LINE_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("serve", "keyword", "serving",
      r"(?i)\b(?:requests?|serving|api_server|tokens? per second|tokens/s|kv cache|gpu blocks"
      r"|max_model_len|max seq len|gpu_memory_utilization|/v\d/|chat/completions|latency"
-     r"|throughput|inference)\b"),
+     r"|throughput|inference|(?:GET|POST) /[\w./?=&%-]* HTTP/\d(?:\.\d)?)\b"),
     ("serve", "keyword", "decoding",
      r"(?i)\b(?:decod(?:e|ing|able)|lattice|transcrib\w*|recogni[sz]\w*)\b"),
+    # Not the bare verb "compile": PyTorch ends every CUDA error with the hint "Compile with
+    # `TORCH_USE_CUDA_DSA` to enable device-side assertions.", which says nothing of a build.
     ("build", "keyword", "compilation",
-     r"(?i)\b(?:configur(?:e|ing)|compil(?:e|ing|ation)|undefined reference|linking"
+     r"(?i)\b(?:configur(?:e|ing)|compil(?:ing|ation)|compile (?:error|failed|failure)s?"
+     r"|undefined reference|linking"
      r"|building (?:cxx|c|cuda) object|no rule to make target|checking (?:for|compiler))\b"),
     ("data", "keyword", "data preparation",
      r"(?i)\b(?:feature extraction|utt\dspk|spk\dutt|wav\.scp|reco\ddur|segments file"

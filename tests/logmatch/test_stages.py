@@ -85,7 +85,18 @@ KEYWORDS = [
     (["foo.o: In function `main':", "main.cc:(.text+0x1a): undefined reference to `bar'"], "build"),
     (["utt2spk is not in sorted order when sorted first on speaker-id"], "data"),
     (["handling request 42 from 10.0.0.1, serving with batch 8"], "serve"),
+    (['INFO:     10.0.3.7:51512 - "POST /generate HTTP/1.1" 500 Internal Server Error'], "serve"),
 ]
+
+
+def test_pytorchs_compile_hint_under_a_cuda_error_is_not_a_build():
+    lines = [
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+        "For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
+        "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+    ]
+    assert infer_stage(lines) == (None, "")
+    assert infer_stage(["gcc: fatal error: compilation terminated."])[0] == "build"
 
 
 @pytest.mark.parametrize(("lines", "stage"), KEYWORDS, ids=[k[0][0][:40] for k in KEYWORDS])
