@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from incidents.catalog import CATALOG_PATH, load_catalog
+from incidents.catalog import engine_specs
 from incidents.logmatch import (
     IncidentSpec,
     Limits,
@@ -69,20 +69,9 @@ Knowledge = tuple[list[IncidentSpec], list[SignatureSpec]]
 
 def knowledge(count: int, seed: int = 7) -> Knowledge:
     """The shipped catalog, filled up with synthetic incidents to `count` signatures."""
-    incidents, signatures = catalog_specs()
+    incidents, signatures = engine_specs()
     extra_incidents, extra_signatures = synthetic_knowledge(count - len(signatures), seed)
     return incidents + extra_incidents, signatures + extra_signatures
-
-
-def catalog_specs() -> Knowledge:
-    if not CATALOG_PATH.exists():
-        return [], []
-    incidents, signatures = [], []
-    for entry in load_catalog():
-        en = entry.text("en")
-        incidents.append(IncidentSpec(entry.slug, en.title, entry.stage, en.symptom, en.root_cause))
-        signatures += [SignatureSpec(s.key, entry.slug, s.pattern) for s in entry.signatures]
-    return incidents, signatures
 
 
 def synthetic_knowledge(count: int, seed: int = 7) -> Knowledge:

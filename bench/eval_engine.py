@@ -23,27 +23,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from incidents.catalog import load_catalog
+from incidents.catalog import engine_specs
 from incidents.logmatch import (
-    IncidentSpec,
     KnowledgeIndex,
     Report,
-    SignatureSpec,
     analyze,
     build_index,
 )
 
 
 def catalog_index() -> KnowledgeIndex:
-    incidents, signatures = [], []
-    for entry in load_catalog():
-        en, zh = entry.text("en"), entry.text("zh-hans")
-        english = (en.root_cause, en.remedy, en.prevention, en.environment, " ".join(entry.tags))
-        chinese = (zh.title, zh.symptom, zh.root_cause, zh.remedy, zh.prevention)
-        description = "\n".join((*english, *chinese))
-        incidents.append(IncidentSpec(entry.slug, en.title, entry.stage, en.symptom, description))
-        signatures += [SignatureSpec(s.key, entry.slug, s.pattern) for s in entry.signatures]
-    index = build_index(incidents, signatures)
+    index = build_index(*engine_specs())
     for key, reason in index.rejected.items():
         print(f"rejected {key}: {reason}")
     return index

@@ -9,6 +9,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from incidents.logmatch import IncidentSpec, SignatureSpec
+
 CATALOG_PATH = Path(__file__).with_name("incidents.toml")
 LANGUAGES = ("en", "zh-hans")
 STAGES = ("build", "data", "train", "serve")
@@ -51,6 +53,21 @@ class CatalogIncident:
 def load_catalog(path: Path = CATALOG_PATH) -> list[CatalogIncident]:
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     return [_incident(raw) for raw in data["incident"]]
+
+
+def engine_specs() -> tuple[list[IncidentSpec], list[SignatureSpec]]:
+    """The catalog as the engine sees it after `seed_catalog` in English: the English texts,
+    the Chinese ones joining the description (as `incidents.knowledge` builds it from the
+    database), every signature; for tests and benchmarks that run without a database."""
+    incidents, signatures = [], []
+    for entry in load_catalog():
+        en, zh = entry.text("en"), entry.text("zh-hans")
+        english = (en.root_cause, en.remedy, en.prevention, en.environment, " ".join(entry.tags))
+        chinese = (zh.title, zh.symptom, zh.root_cause, zh.remedy, zh.prevention)
+        description = "\n".join(part for part in (*english, *chinese) if part)
+        incidents.append(IncidentSpec(entry.slug, en.title, entry.stage, en.symptom, description))
+        signatures += [SignatureSpec(s.key, entry.slug, s.pattern) for s in entry.signatures]
+    return incidents, signatures
 
 
 def _incident(raw: dict) -> CatalogIncident:

@@ -215,8 +215,9 @@ def similarity_queries(tail: Tail) -> list[int]:
             if len(chosen) >= limit:
                 return
             index = found.last_line - 1
-            if index not in chosen and not tail.says_nothing(index):
-                chosen.append(index)
+            if index in chosen or tail.says_nothing(index) or is_table_row(tail.lines[index]):
+                continue
+            chosen.append(index)
 
     def at(level: Level) -> list[Group]:
         return [found for found in latest_first if found.level is level]
@@ -236,6 +237,13 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _LOG_MARK = re.compile(
     r"\w(?:Error|Exception|Warning)\b|\b(?:ERROR|WARNING|WARN|INFO|FATAL)\b|\d:\d\d"
 )
+
+
+def is_table_row(line: str) -> bool:
+    """A row or rule of a boxed table (nvidia-smi, npu-smi, a pretty-printed config): its
+    words are column headings and values, which resemble any text that names the same tool."""
+    line = line.strip()
+    return len(line) > 1 and line[0] in "|+" and line[-1] in "|+"
 
 
 def is_prose(line: str) -> bool:

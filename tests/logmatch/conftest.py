@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from incidents.catalog import engine_specs
 from incidents.logmatch import IncidentSpec, KnowledgeIndex, SignatureSpec, build_index
 
 SMALL_INCIDENTS = (
@@ -83,25 +84,6 @@ def small_index() -> KnowledgeIndex:
     return build_index(SMALL_INCIDENTS, SMALL_SIGNATURES)
 
 
-def catalog_specs() -> tuple[list[IncidentSpec], list[SignatureSpec]]:
-    """The shipped catalog as the engine sees it: English texts, the Chinese ones as extra
-    description, every signature."""
-    from incidents.catalog import load_catalog
-
-    incidents, signatures = [], []
-    for entry in load_catalog():
-        en, zh = entry.text("en"), entry.text("zh-hans")
-        english = (en.root_cause, en.remedy, en.prevention, en.environment, " ".join(entry.tags))
-        chinese = (zh.title, zh.symptom, zh.root_cause, zh.remedy, zh.prevention)
-        description = "\n".join((*english, *chinese))
-        incidents.append(IncidentSpec(entry.slug, en.title, entry.stage, en.symptom, description))
-        signatures += [
-            SignatureSpec(signature.key, entry.slug, signature.pattern)
-            for signature in entry.signatures
-        ]
-    return incidents, signatures
-
-
 @pytest.fixture(scope="session")
 def catalog_index() -> KnowledgeIndex:
-    return build_index(*catalog_specs())
+    return build_index(*engine_specs())

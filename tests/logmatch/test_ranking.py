@@ -107,6 +107,23 @@ def test_a_generic_line_does_not_outrank_a_telling_one():
     assert report.suggestions[0].confident
 
 
+def test_a_pasted_table_is_not_compared_with_incident_texts():
+    """Column headings of nvidia-smi / npu-smi resemble every remedy that names the tool."""
+    described = "check the card: npu-smi info shows AICore(%) and HBM-Usage(MB) per NPU"
+    index = build_index([IncidentSpec("npu-oom", "NPU out of memory", "train", "", described)], [])
+    table = "\n".join(
+        [
+            "+---------------------------+---------------+----------------------+",
+            "| Chip                      | Bus-Id        | AICore(%)   HBM-Usage(MB) |",
+            "+===========================+===============+======================+",
+        ]
+    )
+    said = "npu-smi info: AICore(%) 0 and HBM-Usage(MB) 59681 on every NPU"
+
+    assert analyze(table, index).suggestions == ()
+    assert analyze(said, index).suggestions[0].slug == "npu-oom"
+
+
 def test_scores_are_between_zero_and_one_and_sorted(small_index):
     log = "\n".join(
         [
