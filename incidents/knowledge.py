@@ -11,6 +11,7 @@ import threading
 from django.db.models import Case, Count, Max, Q, Sum, Value, When
 
 from incidents import logmatch
+from incidents.catalog import incident_description
 from incidents.models import TEXT_FIELDS, Feedback, Incident, Signature
 
 _lock = threading.Lock()
@@ -54,19 +55,8 @@ def _build() -> logmatch.KnowledgeIndex:
 
 
 def _description(row: dict) -> str:
-    parts = [
-        row["root_cause"],
-        row["remedy"],
-        row["prevention"],
-        row["environment"],
-        row["tag_list"],
-    ]
-    for text in (row["translations"] or {}).values():
-        parts.extend(
-            text.get(name, "")
-            for name in ("title", "symptom", "root_cause", "remedy", "prevention")
-        )
-    return "\n".join(part for part in parts if part)
+    translations = (row["translations"] or {}).values()
+    return incident_description(row, row["tag_list"], translations)
 
 
 _feedback_cached: tuple[tuple, dict[tuple[str, str], float]] | None = None

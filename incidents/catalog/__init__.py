@@ -6,7 +6,8 @@ Plain Python (no Django): the seed command, the tests and the benchmarks all rea
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from incidents.logmatch import IncidentSpec, SignatureSpec
@@ -16,6 +17,10 @@ LANGUAGES = ("en", "zh-hans")
 STAGES = ("build", "data", "train", "serve")
 DISCIPLINES = ("version-lock", "validate-first", "tiny-sample", "reconcile")
 SEVERITIES = ("low", "medium", "high", "critical")
+# What the engine's text similarity reads besides an incident's title and symptom: these
+# columns in the incident's own language, and these of each translation.
+DESCRIBED = ("root_cause", "remedy", "prevention", "environment")
+DESCRIBED_TRANSLATED = ("title", "symptom", "root_cause", "remedy", "prevention")
 
 
 @dataclass(frozen=True)
@@ -55,16 +60,34 @@ def load_catalog(path: Path = CATALOG_PATH) -> list[CatalogIncident]:
     return [_incident(raw) for raw in data["incident"]]
 
 
+def tag_names_clean(names: Iterable[str]) -> list[str]:
+    return sorted({name.strip().lower() for name in names if name.strip()})
+
+
+def tag_list_text(names: Iterable[str]) -> str:
+    """Tags as an incident stores them for its history and the engine: "a, b, c"."""
+    return ", ".join(tag_names_clean(names))
+
+
+def incident_description(
+    text: Mapping[str, str], tags: str, translations: Iterable[Mapping[str, str]]
+) -> str:
+    """The description the engine compares tails with, the same for a stored incident and a
+    catalog entry."""
+    parts = [*(text.get(name, "") for name in DESCRIBED), tags]
+    for other in translations:
+        parts.extend(other.get(name, "") for name in DESCRIBED_TRANSLATED)
+    return "\n".join(part for part in parts if part)
+
+
 def engine_specs() -> tuple[list[IncidentSpec], list[SignatureSpec]]:
-    """The catalog as the engine sees it after `seed_catalog` in English: the English texts,
-    the Chinese ones joining the description (as `incidents.knowledge` builds it from the
-    database), every signature; for tests and benchmarks that run without a database."""
+    """The catalog as the engine sees it after `seed_catalog` in English, for tests and
+    benchmarks that run without a database."""
     incidents, signatures = [], []
     for entry in load_catalog():
-        en, zh = entry.text("en"), entry.text("zh-hans")
-        english = (en.root_cause, en.remedy, en.prevention, en.environment, " ".join(entry.tags))
-        chinese = (zh.title, zh.symptom, zh.root_cause, zh.remedy, zh.prevention)
-        description = "\n".join(part for part in (*english, *chinese) if part)
+        en = entry.text("en")
+        others = [asdict(text) for language, text in entry.texts.items() if language != "en"]
+        description = incident_description(asdict(en), tag_list_text(entry.tags), others)
         incidents.append(IncidentSpec(entry.slug, en.title, entry.stage, en.symptom, description))
         signatures += [SignatureSpec(s.key, entry.slug, s.pattern) for s in entry.signatures]
     return incidents, signatures

@@ -14,6 +14,7 @@ from django.utils.text import slugify
 from django.utils.translation import gettext_noop
 
 from incidents import logmatch
+from incidents.catalog import tag_list_text, tag_names_clean
 from incidents.models import TEXT_FIELDS, Incident, KnowledgeGap, Recurrence, Signature, Tag
 from incidents.services.knowledge import knowledge_changed
 
@@ -37,10 +38,6 @@ def incident_new_slug(title: str) -> str:
     return slug
 
 
-def tag_names_clean(names: Iterable[str]) -> list[str]:
-    return sorted({name.strip().lower() for name in names if name.strip()})
-
-
 def tags_from_names(names: Iterable[str]) -> list[Tag]:
     cleaned = tag_names_clean(names)
     existing = {tag.name: tag for tag in Tag.objects.filter(name__in=cleaned)}
@@ -58,7 +55,7 @@ def incident_save_with_tags(incident: Incident, tags: Iterable[str] | None) -> N
     """One save, hence one history record, that includes the tag names."""
     if tags is not None:
         names = tag_names_clean(tags)
-        incident.tag_list = ", ".join(names)
+        incident.tag_list = tag_list_text(names)
     incident.full_clean()
     incident.save()
     if tags is not None:

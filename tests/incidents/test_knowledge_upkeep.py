@@ -142,3 +142,21 @@ def test_the_sweep_resends_what_the_broker_refused_but_not_a_backlog(alice, cata
     waiting = analysis_request(data=TAIL, user=alice)  # handed over a moment ago
     assert analysis_sweep().requeued == [refused.pk]
     assert Analysis.objects.get(pk=waiting.pk).status == Analysis.Status.QUEUED
+
+
+def test_the_seeded_database_gives_the_engine_what_the_catalog_gives_the_benchmarks(catalog):
+    """bench/eval_engine.py and the engine tests stand in for the database with
+    `engine_specs()`; their figures hold for the product only while both see the same."""
+    from incidents.catalog import engine_specs
+    from incidents.knowledge import knowledge_index
+
+    incidents, signatures = engine_specs()
+    stored = knowledge_index()
+
+    assert dict(stored.incidents) == {spec.slug: spec for spec in incidents}
+    stored_patterns = sorted(
+        (found.slug, found.pattern)
+        for found in stored.signatures.signatures
+        if found.kind == "signature"
+    )
+    assert stored_patterns == sorted((spec.slug, spec.pattern) for spec in signatures)
