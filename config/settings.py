@@ -161,9 +161,9 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 WHITENOISE_USE_FINDERS = True
 
 # Celery. https://docs.celeryq.dev/en/stable/userguide/configuration.html
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
-if CELERY_BROKER_URL == "filesystem://":
-    CELERY_BROKER_URL = "filesystem://localhost/"  # the same broker, without kombu's warning
+# The host names nothing for this transport, but without one kombu warns on every connection.
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://localhost/")
+if CELERY_BROKER_URL.startswith("filesystem://"):
     BROKER_DIR = VAR_DIR / "broker"
     for sub in ("queue", "processed", "control"):
         (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)  # kombu does not create them

@@ -38,7 +38,7 @@ class HistoryEntry:
     who: object
     kind: str  # "+" created, "~" changed, "-" deleted
     reason: str
-    changes: tuple[Change, ...]
+    changes: tuple[Change, ...] = ()  # field by field, where the record keeps them
 
 
 def incident_similar(

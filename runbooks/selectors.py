@@ -88,7 +88,6 @@ def runbook_history(*, runbook: Runbook, limit: int = HISTORY_ENTRIES) -> list[H
             who=record.history_user,
             kind=record.history_type,
             reason=record.history_change_reason or "",
-            changes=(),
         )
         for record in runbook.history.select_related("history_user")[:limit]
     ]
