@@ -4,10 +4,14 @@ from celery import shared_task
 from django.db import InterfaceError, OperationalError
 from django.utils.translation import gettext as _
 
+DATABASE_ERRORS = (OperationalError, InterfaceError)
+
 
 def _analysis_run_failure(self, exc, task_id, args, kwargs, einfo):
     from incidents.services.analysis import analysis_fail
 
+    if isinstance(exc, DATABASE_ERRORS):
+        return  # an outage outlasted the retries: the tail waits, queued, for the sweep
     analysis_fail(
         analysis_id=args[0], message=_("The analysis could not finish: %(error)s") % {"error": exc}
     )
@@ -16,9 +20,10 @@ def _analysis_run_failure(self, exc, task_id, args, kwargs, einfo):
 @shared_task(
     bind=True,
     acks_late=True,
-    autoretry_for=(OperationalError, InterfaceError),
+    autoretry_for=DATABASE_ERRORS,
     retry_backoff=True,
-    max_retries=3,
+    retry_backoff_max=60,
+    max_retries=10,
     on_failure=_analysis_run_failure,
 )
 def analysis_run(self, analysis_id: int) -> None:

@@ -4,10 +4,11 @@ from html.parser import HTMLParser
 
 import pytest
 from celery.exceptions import SoftTimeLimitExceeded
+from django.db import OperationalError
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from incidents import logmatch
+from incidents import logmatch, tasks
 from incidents.models import Analysis, Incident, Signature
 from incidents.seeding import catalog_seed
 from incidents.services import analysis_request, analysis_run, analysis_sweep, knowledge
@@ -134,6 +135,18 @@ def test_giving_up_leaves_an_analysis_another_worker_is_running(alice, catalog):
     analysis_fail(analysis_id=analysis.pk, message="retries exhausted")
     analysis.refresh_from_db()
     assert analysis.status == Analysis.Status.RUNNING
+
+
+def test_a_task_out_of_retries_fails_its_tail_unless_the_database_was_the_trouble(alice, catalog):
+    outage, broken = (analysis_request(data=TAIL, user=alice) for _ in range(2))
+    give_up = tasks.analysis_run.on_failure
+    give_up(OperationalError("server closed the connection"), "t1", (outage.pk,), {}, None)
+    give_up(ValueError("bad state"), "t2", (broken.pk,), {}, None)
+
+    assert Analysis.objects.get(pk=outage.pk).status == Analysis.Status.QUEUED  # the sweep's
+    broken.refresh_from_db()
+    assert broken.status == Analysis.Status.FAILED
+    assert "bad state" in broken.error
 
 
 def test_the_sweep_resends_what_the_broker_refused_but_not_a_backlog(alice, catalog):
