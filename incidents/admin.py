@@ -75,6 +75,8 @@ class SignatureAdmin(SimpleHistoryAdmin):
     raw_id_fields = ["incident"]
 
     def save_model(self, request, obj, form, change):
+        if change and form.has_changed():
+            services.signature_mark_edited(signature=obj)
         super().save_model(request, obj, form, change)
         services.knowledge_changed()
 

@@ -26,6 +26,9 @@ class SeedResult:
     unchanged: int = 0
     kept_edited: list[str] = field(default_factory=list)
     signatures_created: int = 0
+    signatures_updated: int = 0
+    signatures_retired: int = 0
+    signatures_kept_edited: list[str] = field(default_factory=list)
     signatures_refused: list[str] = field(default_factory=list)
 
 
@@ -34,8 +37,8 @@ def catalog_seed(*, language: str) -> SeedResult:
     result = SeedResult()
     with transaction.atomic():
         for entry in load_catalog():
-            if _seed_incident(entry, language, result):
-                _seed_signatures(entry, result)
+            fresh = _seed_incident(entry, language, result)
+            _seed_signatures(entry, result, fresh=fresh)
     return result
 
 
@@ -62,7 +65,7 @@ def _fields(entry: CatalogIncident, language: str) -> tuple[str, dict, dict]:
 
 
 def _seed_incident(entry: CatalogIncident, language: str, result: SeedResult) -> bool:
-    """Create or follow the catalog entry; True when the incident now matches the catalog."""
+    """Create or follow the catalog entry; True when this run created the incident."""
     digest = _digest(entry, language)
     incident = Incident.objects.filter(slug=entry.slug).first()
     if incident is not None and incident.catalog_digest == digest:
@@ -94,29 +97,83 @@ def _seed_incident(entry: CatalogIncident, language: str, result: SeedResult) ->
     incident._change_reason = gettext_noop("catalog update")
     services.incident_save_with_tags(incident, entry.tags)
     result.updated += 1
-    return True
+    return False
 
 
-def _seed_signatures(entry: CatalogIncident, result: SeedResult) -> None:
+SIGNATURE_CONTENT = ("pattern", "note", "examples")
+
+
+def signature_digest(*, pattern: str, note: str, examples: str) -> str:
+    """What the seed wrote into a signature (the migration that added the field keeps a copy)."""
+    payload = json.dumps([pattern, note, examples], ensure_ascii=False)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _seed_signatures(entry: CatalogIncident, result: SeedResult, *, fresh: bool) -> None:
+    """Add the entry's new signatures, follow changed ones, retire dropped ones — except where a
+    lead has edited or deleted one: that choice stands."""
     incident = Incident.objects.get(slug=entry.slug)
-    known = set(
-        Signature.objects.filter(catalog_key__startswith=f"{entry.slug}:").values_list(
-            "catalog_key", flat=True
-        )
-    )
-    for signature in entry.signatures:
-        key = f"{entry.slug}:{signature.key}"
-        if key in known:
-            continue  # a lead may have tuned or disabled it: never overwrite
+    prefix = f"{entry.slug}:"
+    stored = {
+        signature.catalog_key: signature
+        for signature in Signature.objects.filter(catalog_key__startswith=prefix)
+    }
+    deleted = set() if fresh else _deleted_keys(prefix) - stored.keys()
+    for shipped in entry.signatures:
+        key = prefix + shipped.key
+        data = {
+            "pattern": shipped.pattern,
+            "note": shipped.note,
+            "examples": "\n".join(shipped.examples),
+            "enabled": True,
+        }
+        if key in deleted:
+            continue
+        if key in stored:
+            _follow_signature(stored.pop(key), data, result)
+            continue
         try:
             services.signature_create(
-                incident=incident,
-                pattern=signature.pattern,
-                note=signature.note,
-                examples="\n".join(signature.examples),
-                catalog_key=key,
+                incident=incident, catalog_key=key, catalog_digest=_digest_of(data), **data
             )
         except ValidationError as error:
             result.signatures_refused.append(f"{key}: {'; '.join(error.messages)}")
         else:
             result.signatures_created += 1
+    for signature in stored.values():  # no longer shipped
+        if signature.catalog_digest and signature.enabled:
+            _follow_signature(signature, {"enabled": False}, result)
+
+
+def _digest_of(data: dict) -> str:
+    return signature_digest(pattern=data["pattern"], note=data["note"], examples=data["examples"])
+
+
+def _follow_signature(signature: Signature, wanted: dict, result: SeedResult) -> None:
+    """Bring a signature the seed wrote to what the catalog now says (`wanted`)."""
+    if not signature.catalog_digest:
+        result.signatures_kept_edited.append(signature.catalog_key)
+        return
+    if all(getattr(signature, name) == value for name, value in wanted.items()):
+        return
+    content = {name: wanted.get(name, getattr(signature, name)) for name in SIGNATURE_CONTENT}
+    signature._change_reason = gettext_noop("catalog update")
+    try:
+        services.signature_update(
+            signature=signature, data=wanted, actor=None, catalog_digest=_digest_of(content)
+        )
+    except ValidationError as error:
+        result.signatures_refused.append(f"{signature.catalog_key}: {'; '.join(error.messages)}")
+    else:
+        if wanted["enabled"]:
+            result.signatures_updated += 1
+        else:
+            result.signatures_retired += 1
+
+
+def _deleted_keys(prefix: str) -> set[str]:
+    return set(
+        Signature.history.filter(catalog_key__startswith=prefix, history_type="-").values_list(
+            "catalog_key", flat=True
+        )
+    )

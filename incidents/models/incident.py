@@ -192,6 +192,8 @@ class Signature(models.Model):
     )
     # "<slug>:<key>" for signatures shipped with the product, so reseeding finds them again.
     catalog_key = models.CharField(max_length=120, blank=True, editable=False)
+    # What reseeding last wrote; emptied by a person's edit, which reseeding then leaves alone.
+    catalog_digest = models.CharField(max_length=64, blank=True, editable=False)
     hit_count = models.PositiveIntegerField(_("hits"), default=0, editable=False)
     last_hit_at = models.DateTimeField(_("last hit"), null=True, blank=True, editable=False)
     created_at = models.DateTimeField(default=timezone.now, editable=False)

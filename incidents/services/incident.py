@@ -169,6 +169,7 @@ def signature_create(
     enabled: bool = True,
     author=None,
     catalog_key: str = "",
+    catalog_digest: str = "",
 ) -> Signature:
     signature = Signature(
         incident=incident,
@@ -178,6 +179,7 @@ def signature_create(
         enabled=enabled,
         author=author,
         catalog_key=catalog_key,
+        catalog_digest=catalog_digest,
     )
     return _signature_save(signature, author)
 
@@ -187,8 +189,18 @@ def signature_delete(*, signature: Signature) -> None:
     knowledge_changed()
 
 
-def signature_update(*, signature: Signature, data: Mapping[str, Any], actor) -> Signature:
+def signature_update(
+    *, signature: Signature, data: Mapping[str, Any], actor, catalog_digest: str = ""
+) -> Signature:
+    """Change a signature. A person's change (no catalog digest) is never overwritten by
+    reseeding; the seed itself passes the digest of the catalog entry it now follows."""
     for name in ("incident", "pattern", "note", "examples", "enabled"):
         if name in data:
             setattr(signature, name, data[name])
+    signature.catalog_digest = catalog_digest
     return _signature_save(signature, actor)
+
+
+def signature_mark_edited(*, signature: Signature) -> None:
+    """A person changed this signature: reseeding must never overwrite it. Not saved here."""
+    signature.catalog_digest = ""

@@ -53,12 +53,14 @@ class _FormFields(HTMLParser):
             self.data[self._textarea] += data
 
 
-def _admin_change(client, incident, **changes):
-    url = reverse("admin:incidents_incident_change", args=[incident.pk])
+def _admin_change(client, obj, **changes):
+    url = reverse(f"admin:incidents_{obj._meta.model_name}_change", args=[obj.pk])
     form = _FormFields()
     form.feed(client.get(url).content.decode())
     data = {**form.data, **changes}
-    data["remedy"] = data["remedy"].lstrip("\n")
+    for name in ("remedy", "pattern", "examples", "note"):  # a textarea's first newline
+        if name in data:
+            data[name] = data[name].lstrip("\n")
     return client.post(url, data)
 
 
@@ -73,6 +75,16 @@ def test_an_admin_edit_survives_reseeding_and_drops_stale_translations(lena_clie
     assert catalog_seed(language="en").kept_edited == ["disk-full"]
     incident.refresh_from_db()
     assert incident.remedy == "tools/cleanup-exp.sh --older-than 14d"
+
+
+def test_an_admin_edit_of_a_shipped_signature_survives_reseeding(lena_client, catalog):
+    signature = Signature.objects.filter(incident__slug="disk-full").first()
+    assert signature.catalog_digest
+    response = _admin_change(lena_client, signature, note="ours now")
+    assert response.status_code == 302, response.content.decode()[-2000:]
+    signature.refresh_from_db()
+    assert (signature.note, signature.catalog_digest) == ("ours now", "")
+    assert catalog_seed(language="en").signatures_kept_edited == [signature.catalog_key]
 
 
 def test_a_deleted_catalog_signature_stays_deleted(lena, catalog):

@@ -1,12 +1,15 @@
 """The starter knowledge base loads idempotently and never overwrites a person's edit."""
 
+from dataclasses import replace
+
 import pytest
 from django.core.management import call_command
 
-from incidents.catalog import load_catalog
+from incidents import seeding
+from incidents.catalog import CatalogSignature, load_catalog
 from incidents.models import Incident, Signature
 from incidents.seeding import catalog_seed
-from incidents.services import incident_update
+from incidents.services import incident_update, signature_delete, signature_update
 
 pytestmark = pytest.mark.django_db
 
@@ -45,13 +48,107 @@ def test_it_never_overwrites_an_incident_a_user_edited(catalog, lena):
     assert result.kept_edited == ["disk-full"]
 
 
-def test_it_keeps_a_signature_a_lead_disabled(catalog):
+def test_it_keeps_a_signature_a_lead_disabled(catalog, lena):
     signature = Signature.objects.filter(incident__slug="gpu-oom").first()
-    Signature.objects.filter(pk=signature.pk).update(enabled=False)
+    signature_update(signature=signature, data={"enabled": False}, actor=lena)
     catalog_seed(language="en")
     signature.refresh_from_db()
     assert not signature.enabled
     assert Signature.objects.filter(catalog_key=signature.catalog_key).count() == 1
+
+
+def _next_release(monkeypatch, slug: str, change) -> None:
+    """The catalog of a later release, in which `change` rewrites the signatures of `slug`."""
+    entries = [
+        replace(entry, signatures=tuple(change(list(entry.signatures))))
+        if entry.slug == slug
+        else entry
+        for entry in load_catalog()
+    ]
+    monkeypatch.setattr(seeding, "load_catalog", lambda: entries)
+
+
+def _first_signature(slug: str) -> Signature:
+    return Signature.objects.filter(incident__slug=slug).order_by("catalog_key").first()
+
+
+def _regroup(pattern: str) -> str:
+    return f"(?:{pattern})"
+
+
+def _sharpen(signatures):
+    """The next release rewrites the entry's first signature (same lines, another expression)."""
+    first = min(signatures, key=lambda signature: signature.key)
+    return [
+        replace(signature, pattern=_regroup(signature.pattern)) if signature is first else signature
+        for signature in signatures
+    ]
+
+
+def test_a_changed_catalog_signature_reaches_an_install_that_never_touched_it(catalog, monkeypatch):
+    shipped = _first_signature("disk-full").pattern
+    _next_release(monkeypatch, "disk-full", _sharpen)
+    result = catalog_seed(language="en")
+    signature = _first_signature("disk-full")
+    assert signature.pattern == _regroup(shipped)
+    assert result.signatures_updated == 1
+    assert signature.history.first().history_change_reason == "catalog update"
+
+    before = _snapshot()
+    again = catalog_seed(language="en")
+    assert (again.signatures_created, again.signatures_updated) == (0, 0)
+    assert _snapshot() == before
+
+
+def test_a_signature_a_lead_edited_keeps_the_leads_expression(catalog, lena, monkeypatch):
+    signature = _first_signature("disk-full")
+    own = signature.pattern + "|our team's own wording"
+    signature_update(signature=signature, data={"pattern": own}, actor=lena)
+    _next_release(monkeypatch, "disk-full", _sharpen)
+    result = catalog_seed(language="en")
+    signature.refresh_from_db()
+    assert signature.pattern == own
+    assert result.signatures_kept_edited == [signature.catalog_key]
+
+
+def test_a_signature_a_lead_deleted_stays_deleted(catalog, monkeypatch):
+    signature = _first_signature("disk-full")
+    key = signature.catalog_key
+    signature_delete(signature=signature)
+    _next_release(monkeypatch, "disk-full", _sharpen)
+    catalog_seed(language="en")
+    assert not Signature.objects.filter(catalog_key=key).exists()
+
+
+def test_a_signature_the_catalog_dropped_is_disabled_not_deleted(catalog, monkeypatch):
+    signature = _first_signature("disk-full")
+    _next_release(
+        monkeypatch,
+        "disk-full",
+        lambda signatures: [s for s in signatures if f"disk-full:{s.key}" != signature.catalog_key],
+    )
+    result = catalog_seed(language="en")
+    signature.refresh_from_db()
+    assert not signature.enabled
+    assert result.signatures_retired == 1
+
+
+def test_a_new_catalog_signature_arrives_even_for_an_incident_a_user_edited(
+    catalog, lena, monkeypatch
+):
+    incident = Incident.objects.get(slug="disk-full")
+    incident_update(incident=incident, data={"remedy": "our own cleanup script"}, actor=lena)
+    extra = CatalogSignature(
+        key="no-room",
+        pattern=r"No room left on target volume",
+        note="",
+        examples=("rsync: No room left on target volume",),
+    )
+    _next_release(monkeypatch, "disk-full", lambda signatures: [*signatures, extra])
+    result = catalog_seed(language="en")
+    assert result.kept_edited == ["disk-full"]
+    assert result.signatures_created == 1
+    assert Signature.objects.get(catalog_key="disk-full:no-room").pattern == extra.pattern
 
 
 def test_it_writes_incidents_in_the_site_language_with_the_other_as_translation(db):

@@ -5,7 +5,10 @@ from incidents.seeding import catalog_seed
 
 
 class Command(BaseCommand):
-    help = "Load the starter knowledge base (idempotent; never overwrites an edited incident)."
+    help = (
+        "Load the starter knowledge base, or follow a newer one (idempotent; never overwrites "
+        "an incident or signature a person has edited)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument(
@@ -23,7 +26,9 @@ class Command(BaseCommand):
         self.stdout.write(
             f"catalog: {result.created} created, {result.updated} updated, "
             f"{result.unchanged} unchanged, {len(result.kept_edited)} kept as edited; "
-            f"{result.signatures_created} signatures added"
+            f"signatures: {result.signatures_created} added, {result.signatures_updated} updated, "
+            f"{result.signatures_retired} retired, "
+            f"{len(result.signatures_kept_edited)} kept as edited"
         )
         for problem in result.signatures_refused:
             self.stderr.write(f"signature refused: {problem}")

@@ -1,0 +1,35 @@
+"""Upgrading an install keeps what leads changed and lets the catalog update the rest."""
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+from incidents.models import Signature
+from incidents.seeding import catalog_seed, signature_digest
+from incidents.services import signature_update
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+BEFORE = ("incidents", "0005_queued_at_optional")
+AFTER = ("incidents", "0006_signature_catalog_digest")
+
+
+def _migrate(target):
+    executor = MigrationExecutor(connection)
+    executor.migrate([target])
+
+
+def test_signatures_nobody_changed_remember_what_the_seed_wrote(lena):
+    catalog_seed(language="en")
+    untouched, edited = Signature.objects.filter(incident__slug="disk-full")[:2]
+    signature_update(signature=edited, data={"note": "our own note"}, actor=lena)
+
+    _migrate(BEFORE)
+    _migrate(AFTER)
+
+    untouched.refresh_from_db()
+    edited.refresh_from_db()
+    assert untouched.catalog_digest == signature_digest(
+        pattern=untouched.pattern, note=untouched.note, examples=untouched.examples
+    )
+    assert edited.catalog_digest == ""
