@@ -20,6 +20,7 @@ from incidents.models import (
     KnowledgeGap,
     Recurrence,
 )
+from incidents.phrasing import phrase_text
 
 SIMILAR_MIN_SCORE = 0.15
 HISTORY_FIELDS = [*EDITABLE_FIELDS, "tag_list"]
@@ -141,6 +142,9 @@ def analysis_page(*, analysis: Analysis, user) -> dict:
     )
     language = get_language()
     rows = analysis.suggestions.select_related("incident")
+    report = context["report"]
+    why = {s["slug"]: s.get("why_phrase") for s in report.get("suggestions", [])}
+    context["stage_reason"] = phrase_text(report.get("stage_phrase") or report.get("stage_reason"))
     context["suggestions"] = [
         SuggestionView(
             incident=row.incident,
@@ -148,13 +152,12 @@ def analysis_page(*, analysis: Analysis, user) -> dict:
             rank=row.rank,
             score=row.score,
             confident=row.confident,
-            why=row.why,
+            why=phrase_text(why.get(row.incident.slug) or row.why),
             context=_evidence_context(lines, [e["line"] for e in row.evidence]),
             verdict=verdicts.get(row.incident_id, ""),
         )
         for row in rows
     ]
-    report = context["report"]
     context["errors"] = report.get("errors", [])[-MAX_ERROR_LINES:]
     context["warnings"] = sorted(
         (g for g in report.get("groups", []) if g["level"] == "WARNING"),

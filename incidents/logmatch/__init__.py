@@ -7,6 +7,7 @@ or print `report_as_dict(report)`; `check_signature` validates a pattern before 
 
 from .analyze import KnowledgeIndex, analyze, build_index, report_as_dict
 from .benign import benign_lines
+from .phrases import Phrase
 from .reading import read_input
 from .redact import redact
 from .signatures import check_signature
@@ -40,6 +41,7 @@ __all__ = [
     "Level",
     "Limits",
     "Line",
+    "Phrase",
     "Report",
     "SignatureSpec",
     "Suggestion",

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from .benign import benign_lines
 from .levels import classify
+from .phrases import phrase_dict
 from .ranking import (
     Clue,
     Tail,
@@ -163,7 +164,8 @@ def _key_line(tail: Tail, suggestions: Sequence[Suggestion]) -> Line | None:
 def report_as_dict(report: Report) -> dict:
     """The report as the `analyze_log --json` object of DESIGN.md, plus the extra keys the
     pages use (errors, key line and template, stage reason, redactions, reading counts,
-    flood flags, and why each suggestion beats the next)."""
+    flood flags, and why each suggestion beats the next, each sentence also as a phrase for
+    the web to translate)."""
     return {
         "stage": report.stage,
         "levels": dict(report.levels),
@@ -185,11 +187,13 @@ def report_as_dict(report: Report) -> dict:
                     for evidence in suggestion.evidence
                 ],
                 "why": suggestion.why,
+                "why_phrase": phrase_dict(suggestion.why),
             }
             for suggestion in report.suggestions
         ],
         "confident": report.confident,
         "stage_reason": report.stage_reason,
+        "stage_phrase": phrase_dict(report.stage_reason),
         "errors": [{"line": line.number, "text": line.text} for line in report.errors],
         "key_line": (
             {"line": report.key_line.number, "text": report.key_line.text}

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .generic import follows_frame, is_generic
+from .phrases import Phrase, gettext_noop
 from .signatures import Hit
 from .similarity import SimilarityIndex
 from .templates import mask_line
@@ -434,53 +435,106 @@ def feedback_clues(
     return clues
 
 
-def explain(tail: Tail, winner: _Candidate, runner_up: _Candidate | None) -> str:
+def explain(tail: Tail, winner: _Candidate, runner_up: _Candidate | None) -> Phrase:
     """One sentence on why `winner` ranks above `runner_up`."""
     found = _describe(winner.clues[0])
     if runner_up is None:
-        return f"{found[0].upper()}{found[1:]}; no other incident has evidence in this tail."
-    reason = _decisive_reason(tail, winner, runner_up)
-    return (
-        f"{found[0].upper()}{found[1:]}, scoring {winner.score:.2f} against "
-        f"{runner_up.score:.2f} for {runner_up.slug}: {reason}."
+        return Phrase(
+            gettext_noop("%(found)s; no other incident has evidence in this tail."),
+            sentence=True,
+            found=found,
+        )
+    return Phrase(
+        gettext_noop(
+            "%(found)s, scoring %(score)s against %(other_score)s for %(other)s: %(reason)s."
+        ),
+        sentence=True,
+        found=found,
+        score=f"{winner.score:.2f}",
+        other_score=f"{runner_up.score:.2f}",
+        other=runner_up.slug,
+        reason=_decisive_reason(tail, winner, runner_up),
     )
 
 
-def _describe(clue: Clue) -> str:
-    where = f"{clue.level.value} line {clue.line + 1}"
-    if clue.repeats > 1:
-        where += f", repeated {clue.repeats} times"
+def _describe(clue: Clue) -> Phrase:
+    where = (
+        Phrase(
+            gettext_noop("%(level)s line %(line)s, repeated %(repeats)s times"),
+            level=clue.level.value,
+            line=str(clue.line + 1),
+            repeats=str(clue.repeats),
+        )
+        if clue.repeats > 1
+        else Phrase(
+            gettext_noop("%(level)s line %(line)s"), level=clue.level.value, line=str(clue.line + 1)
+        )
+    )
     if clue.kind == "signature":
-        return f"signature {clue.signature} matched {where}"
+        return Phrase(
+            gettext_noop("signature %(signature)s matched %(where)s"),
+            signature=str(clue.signature),
+            where=where,
+        )
     if clue.kind == "symptom":
-        return f"its symptom line matched {where}"
+        return Phrase(gettext_noop("its symptom line matched %(where)s"), where=where)
     if clue.kind == "feedback":
-        return f"users confirmed it for {where}"
-    return f"its text resembles {where} (similarity {clue.similarity:.2f})"
+        return Phrase(gettext_noop("users confirmed it for %(where)s"), where=where)
+    return Phrase(
+        gettext_noop("its text resembles %(where)s (similarity %(similarity)s)"),
+        where=where,
+        similarity=f"{clue.similarity:.2f}",
+    )
 
 
-def _decisive_reason(tail: Tail, winner: _Candidate, runner_up: _Candidate) -> str:
+def _decisive_reason(tail: Tail, winner: _Candidate, runner_up: _Candidate) -> Phrase:
     mine, theirs = winner.clues[0], runner_up.clues[0]
     if winner.feedback > 0 >= runner_up.feedback:
-        return "users marked it as the fix for these lines before"
+        return Phrase(gettext_noop("users marked it as the fix for these lines before"))
     if runner_up.feedback < 0 <= winner.feedback:
-        return f"users marked {runner_up.slug} as not the fix for these lines"
+        return Phrase(
+            gettext_noop("users marked %(other)s as not the fix for these lines"),
+            other=runner_up.slug,
+        )
     if theirs.generic and not mine.generic:
-        return "the runner-up only matched a generic line that proves nothing alone"
+        return Phrase(
+            gettext_noop("the runner-up only matched a generic line that proves nothing alone")
+        )
     if mine.kind in ("signature", "symptom") and theirs.kind == "similar":
-        return "a signature matched, while the runner-up only has similar text"
+        return Phrase(
+            gettext_noop("a signature matched, while the runner-up only has similar text")
+        )
     if LEVEL_WEIGHT[mine.level] > LEVEL_WEIGHT[theirs.level]:
-        return f"its evidence is an error line, the runner-up's best is {_describe(theirs)}"
+        return Phrase(
+            gettext_noop("its evidence is an error line, the runner-up's best is %(theirs)s"),
+            theirs=_describe(theirs),
+        )
     if mine.repeats > theirs.repeats:
-        return f"its evidence floods the log ({mine.repeats} times)"
+        return Phrase(
+            gettext_noop("its evidence floods the log (%(repeats)s times)"),
+            repeats=str(mine.repeats),
+        )
     if mine.specificity > theirs.specificity + 0.1:
-        return "its signature is more specific (more literal text)"
+        return Phrase(gettext_noop("its signature is more specific (more literal text)"))
     if mine.line > theirs.line:
-        return f"its evidence comes later in the tail (line {mine.line + 1}, not {theirs.line + 1})"
+        return Phrase(
+            gettext_noop(
+                "its evidence comes later in the tail (line %(line)s, not %(other_line)s)"
+            ),
+            line=str(mine.line + 1),
+            other_line=str(theirs.line + 1),
+        )
     if winner.stage_factor > runner_up.stage_factor:
-        return f"its stage agrees with the inferred stage ({tail.stage})"
+        return Phrase(
+            gettext_noop("its stage agrees with the inferred stage (%(stage)s)"),
+            stage=str(tail.stage),
+        )
     if len(winner.clues) > len(runner_up.clues):
-        return f"it has {len(winner.clues)} evidence lines against {len(runner_up.clues)}"
+        return Phrase(
+            gettext_noop("it has %(mine)s evidence lines against %(theirs)s"),
+            mine=str(len(winner.clues)),
+            theirs=str(len(runner_up.clues)),
+        )
     if mine.similarity > theirs.similarity:
-        return "its text is closer to the lines"
-    return "its evidence is stronger"
+        return Phrase(gettext_noop("its text is closer to the lines"))
+    return Phrase(gettext_noop("its evidence is stronger"))

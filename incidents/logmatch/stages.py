@@ -3,7 +3,7 @@
 Contract
 --------
 ``infer_stage(lines, log_path=None)`` returns ``(stage, reason)`` where stage is one of
-``STAGES`` or None, and reason is a short English sentence naming the evidence, e.g.
+``STAGES`` or None, and reason is a short English `Phrase` naming the evidence, e.g.
 ``"log path exp/tri3/log/align.1.log: alignment"``. Unknown gives ``(None, "")``.
 
 Evidence, strongest first:
@@ -34,92 +34,96 @@ from operator import add
 import re2
 
 from .digits import ALL_DIGITS, text_byte_keys
+from .phrases import Phrase, gettext_noop
 
 STAGES = ("build", "data", "train", "serve")
 
 # fmt: off
 # (stage, what it means, pattern on the normalised path). First match wins.
 PATH_RULES: tuple[tuple[str, str, str], ...] = (
-    ("serve", "decoding", r"(?:^|/)decode[\w.\-]*(?:/|$)|(?:^|/)log/decode\."),
-    ("data", "feature extraction",
+    ("serve", gettext_noop("decoding"), r"(?:^|/)decode[\w.\-]*(?:/|$)|(?:^|/)log/decode\."),
+    ("data", gettext_noop("feature extraction"),
      r"(?:^|/)make_(?:mfcc|fbank|plp|pitch)\w*(?:/|$)|(?:^|/)log/make_(?:mfcc|fbank|plp)"),
-    ("data", "CMVN statistics", r"(?:^|/)(?:compute_)?cmvn\w*(?:/|$)|(?:^|/)log/cmvn"),
-    ("data", "data directory", r"^(?:\./)?data/|(?:^|/)(?:data_?prep|prepare_data|local/data)"),
-    ("train", "alignment", r"(?:^|/)log/(?:align|ali|fmllr|realign)[\w\-]*\.(?:\d+\.)*log$"),
-    ("train", "acoustic model training",
+    ("data", gettext_noop("CMVN statistics"),
+     r"(?:^|/)(?:compute_)?cmvn\w*(?:/|$)|(?:^|/)log/cmvn"),
+    ("data", gettext_noop("data directory"),
+     r"^(?:\./)?data/|(?:^|/)(?:data_?prep|prepare_data|local/data)"),
+    ("train", gettext_noop("alignment"),
+     r"(?:^|/)log/(?:align|ali|fmllr|realign)[\w\-]*\.(?:\d+\.)*log$"),
+    ("train", gettext_noop("acoustic model training"),
      r"(?:^|/)log/(?:train|acc|update|init|mixup|tree|compile_questions|est|compute_prob"
      r"|combine|get_egs|egs|shuffle|average|progress|cluster)[\w\-]*\.(?:\d+\.)*log$"),
-    ("train", "Kaldi experiment directory", r"^(?:\./)?exp/"),
-    ("build", "build",
+    ("train", gettext_noop("Kaldi experiment directory"), r"^(?:\./)?exp/"),
+    ("build", gettext_noop("build"),
      r"(?:^|/)(?:build|_build|cmake-build[\w\-]*|CMakeFiles)(?:/|$)"
      r"|(?:^|/)(?:config|CMakeOutput|CMakeError|make|build|compile|install)\.log$"),
-    ("serve", "serving", r"(?i)serv(?:e|er|ing)|vllm|sglang|inference|api"),
-    ("train", "training", r"(?i)train|finetun|pretrain|sft|rlhf"),
-    ("data", "data preparation", r"(?i)preprocess|prepar|dataset|download|tokeniz"),
-    ("build", "build", r"(?i)build|compil|install|configure"),
+    ("serve", gettext_noop("serving"), r"(?i)serv(?:e|er|ing)|vllm|sglang|inference|api"),
+    ("train", gettext_noop("training"), r"(?i)train|finetun|pretrain|sft|rlhf"),
+    ("data", gettext_noop("data preparation"), r"(?i)preprocess|prepar|dataset|download|tokeniz"),
+    ("build", gettext_noop("build"), r"(?i)build|compil|install|configure"),
 )
 
 # (stage, kind, what it means, pattern). A "program" weighs 3, a "keyword" 1.
 LINE_RULES: tuple[tuple[str, str, str, str], ...] = (
     # Kaldi binaries and recipe scripts.
-    ("train", "program", "alignment",
+    ("train", "program", gettext_noop("alignment"),
      r"\bgmm-align-compiled\b|\balign-equal-compiled\b|\bsteps/align_\w+\.sh\b"
      r"|\balign_(?:si|fmllr|sgmm\d?|basis_fmllr)\.sh\b"),
-    ("train", "program", "GMM training",
+    ("train", "program", gettext_noop("GMM training"),
      r"\bgmm-(?:acc-stats-ali|est|init-mono|sum-accs|mixup|init-model)\b|\bcompile-train-graphs\b"
      r"|\bacc-tree-stats\b|\bbuild-tree\b|\bsteps/train_\w+\.sh\b"
      r"|\btrain_(?:mono|deltas|lda_mllt|sat)\.sh\b"),
-    ("train", "program", "nnet3 training",
+    ("train", "program", gettext_noop("nnet3 training"),
      r"\bnnet\d-(?:chain-)?(?:train|get-egs|combine|compute-prob|shuffle-egs)\b"
      r"|\bsteps/nnet\d/(?:chain/)?train\w*\.py\b|\bnnet\d/train/"),
-    ("data", "program", "feature extraction",
+    ("data", "program", gettext_noop("feature extraction"),
      r"\bcompute-(?:mfcc|fbank|plp|spectrogram)-feats\b|\bcompute-and-process-kaldi-pitch-feats\b"
      r"|\bcompute-cmvn-stats\b|\bextract-segments\b|\bsteps/make_(?:mfcc|fbank|plp)\w*\.sh\b"
      r"|\bsteps/compute_cmvn_stats\.sh\b"),
-    ("data", "program", "data directory preparation",
+    ("data", "program", gettext_noop("data directory preparation"),
      r"\b(?:utils/)?(?:validate|fix|copy|subset|combine)_data_dir\.sh\b|\butils/data/\w+\.sh\b"
      r"|\bprepare_lang\.sh\b|\blocal/\w*(?:data|prep)\w*\.(?:sh|py)\b"),
-    ("serve", "program", "decoding",
+    ("serve", "program", gettext_noop("decoding"),
      r"\b(?:gmm|nnet\d|sgmm\d)-latgen-\w+\b|\bonline\d?-\w*(?:decode|latgen)\w*"
      r"|\bsteps/(?:nnet\d/)?decode\w*\.sh\b|\bmkgraph\.sh\b|\bcompute-wer\b"
      r"|\blattice-(?:best-path|scale|add-penalty)\b"),
     # Launchers, servers and build tools.
-    ("train", "program", "training launcher",
+    ("train", "program", gettext_noop("training launcher"),
      r"\btorchrun\b|\btorch\.distributed\.(?:launch|run)\b|\bdeepspeed\b|\baccelerate launch\b"
      r"|\bllamafactory-cli train\b|\b[Mm]egatron\b|\bpretrain_\w+\.py\b|\btrain\w*\.py\b"
      r"|\bfinetune\w*\.py\b"),
-    ("serve", "program", "serving engine",
+    ("serve", "program", gettext_noop("serving engine"),
      r"\bv[Ll][Ll][Mm]\b|\bsglang\b|\btext-generation-(?:inference|launcher)\b|\btritonserver\b"
      r"|\bapi_server\b|\buvicorn\b|\bEngineCore\b|\bLLMEngine\b|\bllm_engine\b|\bollama\b"
      r"|\bllama-server\b"),
-    ("build", "program", "build tool",
+    ("build", "program", gettext_noop("build tool"),
      r"\b[Cc][Mm]ake\b|\bCMakeFiles\b|\bmake(?:\[\d+\])?: |\bninja\b|\./configure\b"
      r"|(?:^|[ \t/])(?:gcc|g\+\+|clang\+?\+?|nvcc|c\+\+|ld|collect\d)(?:[ \t:]|$)"
      r"|\bsetup\.py (?:build|bdist_wheel|install|develop)\b|\bbdist_wheel\b|\bBuilding wheels?\b"
      r"|\bpip install\b"),
-    ("data", "program", "data tool",
+    ("data", "program", gettext_noop("data tool"),
      r"\blmplz\b|\bbuild_binary\b|\bsentencepiece\b|\bspm_train\b|\bimg\ddataset\b"
      r"|\bdatasets\.map\b|\bffmpeg\b|\bsox\b"),
     # Keywords.
-    ("train", "keyword", "training progress",
+    ("train", "keyword", gettext_noop("training progress"),
      r"(?i)\b(?:epoch|global_step|train(?:ing)? (?:step|loss)|grad(?:ient)? norm|learning rate"
      r"|loss scale|optimizer|backward|num epochs|running training|iteration \d)"),
-    ("train", "keyword", "loss and checkpoints",
+    ("train", "keyword", gettext_noop("loss and checkpoints"),
      r"(?i)\b(?:loss|lr)[ \t]*[:=][ \t]*[\d.]|\bloss (?:nan|inf)\b|\bOVERFLOW\b"
      r"|\bGradient overflow\b|\bcheckpoint"),
-    ("serve", "keyword", "serving",
+    ("serve", "keyword", gettext_noop("serving"),
      r"(?i)\b(?:requests?|serving|api_server|tokens? per second|tokens/s|kv cache|gpu blocks"
      r"|max_model_len|max seq len|gpu_memory_utilization|/v\d/|chat/completions|latency"
      r"|throughput|inference|(?:GET|POST) /[\w./?=&%-]* HTTP/\d(?:\.\d)?)\b"),
-    ("serve", "keyword", "decoding",
+    ("serve", "keyword", gettext_noop("decoding"),
      r"(?i)\b(?:decod(?:e|ing|able)|lattice|transcrib\w*|recogni[sz]\w*)\b"),
     # Not the bare verb "compile": PyTorch ends every CUDA error with the hint "Compile with
     # `TORCH_USE_CUDA_DSA` to enable device-side assertions.", which says nothing of a build.
-    ("build", "keyword", "compilation",
+    ("build", "keyword", gettext_noop("compilation"),
      r"(?i)\b(?:configur(?:e|ing)|compil(?:ing|ation)|compile (?:error|failed|failure)s?"
      r"|undefined reference|linking"
      r"|building (?:cxx|c|cuda) object|no rule to make target|checking (?:for|compiler))\b"),
-    ("data", "keyword", "data preparation",
+    ("data", "keyword", gettext_noop("data preparation"),
      r"(?i)\b(?:feature extraction|utt\dspk|spk\dutt|wav\.scp|reco\ddur|segments file"
      r"|data[- ]directory|data prep\w*|preprocess\w*|download(?:ing)? (?:data|dataset|corpus)"
      r"|running tokenizer on dataset|tokeniz(?:e|ing) (?:the )?(?:dataset|corpus))\b"),
@@ -161,7 +165,9 @@ def stage_from_path(log_path: str) -> tuple[str, str] | None:
     path = log_path.strip().replace("\\", "/")
     for stage, what, pattern in _PATH_COMPILED:
         if pattern.search(path):
-            return stage, f"log path {path}: {what}"
+            return stage, Phrase(
+                gettext_noop("log path %(path)s: %(what)s"), path=path, what=Phrase(what)
+            )
     return None
 
 
@@ -213,7 +219,13 @@ def stage_from_lines(lines: Sequence[str]) -> tuple[str | None, str]:
         return None, ""
     _contribution, rule, number = best[winner]
     _stage, kind, what, _pattern = LINE_RULES[rule]
-    return winner, f"{kind} {_first_match(lines[number - 1], rule)} (line {number}): {what}"
+    message = {
+        "program": gettext_noop("program %(text)s (line %(line)s): %(what)s"),
+        "keyword": gettext_noop("keyword %(text)s (line %(line)s): %(what)s"),
+    }[kind]
+    return winner, Phrase(
+        message, text=_first_match(lines[number - 1], rule), line=str(number), what=Phrase(what)
+    )
 
 
 def _first_match(line: str, rule: int) -> str:

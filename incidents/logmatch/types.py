@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from .phrases import Phrase, gettext_noop
+
 
 class Level(StrEnum):
     INFO = "INFO"
@@ -17,25 +19,32 @@ class Level(StrEnum):
 
 
 class InputError(ValueError):
-    """Input the engine refuses, with a message meant for the person who pasted it."""
+    """Input the engine refuses, with a message (a `Phrase`) meant for the person who pasted it."""
 
 
 class InputTooLarge(InputError):
     def __init__(self, size: int, limit: int):
         self.size, self.limit = size, limit
         super().__init__(
-            f"The log is {size:,} bytes; the limit is {limit:,} bytes. Paste the last lines only."
+            Phrase(
+                gettext_noop(
+                    "The log is %(size)s bytes; the limit is %(limit)s bytes. "
+                    "Paste the last lines only."
+                ),
+                size=f"{size:,}",
+                limit=f"{limit:,}",
+            )
         )
 
 
 class EmptyInput(InputError):
     def __init__(self) -> None:
-        super().__init__("The log is empty: paste at least one line.")
+        super().__init__(Phrase(gettext_noop("The log is empty: paste at least one line.")))
 
 
 class BinaryInput(InputError):
     def __init__(self) -> None:
-        super().__init__("This looks like a binary file, not a text log.")
+        super().__init__(Phrase(gettext_noop("This looks like a binary file, not a text log.")))
 
 
 @dataclass(frozen=True)
@@ -96,13 +105,13 @@ class Suggestion:
     score: float  # 0..1
     confident: bool
     evidence: tuple[Evidence, ...]
-    why: str = ""  # why it beats the runner-up, in one sentence
+    why: str = ""  # why it beats the runner-up, in one sentence (a Phrase)
 
 
 @dataclass(frozen=True)
 class Report:
     stage: str | None
-    stage_reason: str
+    stage_reason: str  # the evidence for the stage (a Phrase), "" when unknown
     levels: dict[str, int]
     groups: tuple[Group, ...]
     line_groups: tuple[int, ...]  # index into groups for every input line

@@ -39,6 +39,7 @@ from incidents.models import (
     KnowledgeRescore,
     Signature,
 )
+from incidents.phrasing import error_text
 from incidents.services.incident import incident_record_recurrence
 
 log = logging.getLogger(__name__)
@@ -74,7 +75,7 @@ def analysis_request(
     try:
         read = logmatch.read_input(data, _limits())
     except logmatch.InputError as error:
-        raise AnalysisRefused(str(error)) from error
+        raise AnalysisRefused(error_text(error)) from error
     text, redactions = logmatch.redact("\n".join(read.lines))
     with transaction.atomic():
         analysis = Analysis.objects.create(
@@ -110,7 +111,7 @@ def analysis_run(*, analysis_id: int) -> None:
         try:
             report = _analyze(analysis, knowledge_index(), feedback_map())
         except logmatch.InputError as error:
-            _finish_failed(analysis_id, attempt, str(error))
+            _finish_failed(analysis_id, attempt, error_text(error))
             return
         except SoftTimeLimitExceeded:
             _finish_failed(

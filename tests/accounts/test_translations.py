@@ -1,11 +1,16 @@
 """The Simplified Chinese catalog is complete, and the pages speak it."""
 
+import ast
 import re
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
+
+from incidents.models import Analysis
+from incidents.services import analysis_run
 
 PO = Path(settings.BASE_DIR) / "locale" / "zh_Hans" / "LC_MESSAGES" / "django.po"
 PLACEHOLDER = re.compile(r"%\(\w+\)[sd]|%%|%[sd]")
@@ -133,3 +138,54 @@ def test_english_stays_english(alice_client, catalog):
     body = alice_client.get(reverse("incidents:incident-list")).content.decode()
     assert "Incident book" in body
     assert "事故记录本" not in body
+
+
+def _engine_messages() -> set[str]:
+    """Every message the engine marks with gettext_noop (it cannot import Django's)."""
+    engine = Path(settings.BASE_DIR) / "incidents" / "logmatch"
+    messages = set()
+    for source in engine.glob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", None) == "gettext_noop"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
+                messages.add(node.args[0].value)
+    return messages
+
+
+def test_every_sentence_of_the_engine_is_in_the_catalog():
+    catalog = {entry["fields"]["msgid"] for entry in _entries()[1:]}
+    messages = _engine_messages()
+    assert len(messages) > 40
+    assert messages - catalog == set()
+
+
+OOM_TAIL = (
+    "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+    "GPU 0 has a total capacity of 23.65 GiB of which 1.02 GiB is free.\n"
+)
+
+
+def test_an_analysis_explains_itself_in_chinese(alice_client, catalog):
+    client = _chinese(alice_client)
+    response = client.post(
+        reverse("incidents:analysis-new"), {"log": OOM_TAIL, "log_path": "exp/llm/log/train.1.log"}
+    )
+    analysis = Analysis.objects.get()
+    analysis_run(analysis_id=analysis.pk)
+    body = client.get(response["Location"]).content.decode()
+    assert "日志路径 exp/llm/log/train.1.log：声学模型训练" in body
+    assert "签名" in body and "命中第 1 行 ERROR" in body
+    for english in ("matched", "log path", "no other incident"):
+        assert english not in body, english
+
+
+def test_refused_input_is_explained_in_chinese(alice_client):
+    client = _chinese(alice_client)
+    upload = SimpleUploadedFile("big.log", b"x\n" * (1024 * 1024 + 1))
+    response = client.post(reverse("incidents:analysis-new"), {"file": upload})
+    assert response.status_code == 400
+    assert "上限为 2,097,152 字节" in response.content.decode()
