@@ -141,7 +141,7 @@ def _seed_signatures(entry: CatalogIncident, result: SeedResult, *, fresh: bool)
         else:
             result.signatures_created += 1
     for signature in stored.values():  # no longer shipped
-        if signature.catalog_digest and signature.enabled:
+        if _as_seeded(signature) and signature.enabled:
             _follow_signature(signature, {"enabled": False}, result)
 
 
@@ -149,9 +149,16 @@ def _digest_of(data: dict) -> str:
     return signature_digest(pattern=data["pattern"], note=data["note"], examples=data["examples"])
 
 
+def _as_seeded(signature: Signature) -> bool:
+    """Still what the seed wrote: nobody has changed its content since (nor emptied the digest,
+    as every edit in the product does)."""
+    content = {name: getattr(signature, name) for name in SIGNATURE_CONTENT}
+    return signature.catalog_digest == _digest_of(content)
+
+
 def _follow_signature(signature: Signature, wanted: dict, result: SeedResult) -> None:
     """Bring a signature the seed wrote to what the catalog now says (`wanted`)."""
-    if not signature.catalog_digest:
+    if not _as_seeded(signature):
         result.signatures_kept_edited.append(signature.catalog_key)
         return
     if all(getattr(signature, name) == value for name, value in wanted.items()):

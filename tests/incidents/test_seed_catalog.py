@@ -165,3 +165,13 @@ def test_the_command_reports_what_it_did(db, capsys):
     call_command("seed_catalog")
     out = capsys.readouterr().out
     assert f"0 created, 0 updated, {len(SLUGS)} unchanged" in out
+
+
+def test_a_signature_changed_behind_the_products_back_counts_as_edited(catalog, monkeypatch):
+    signature = _first_signature("disk-full")
+    Signature.objects.filter(pk=signature.pk).update(note="changed in the database")
+    _next_release(monkeypatch, "disk-full", _sharpen)
+    result = catalog_seed(language="en")
+    signature.refresh_from_db()
+    assert signature.note == "changed in the database"
+    assert result.signatures_kept_edited == [signature.catalog_key]
