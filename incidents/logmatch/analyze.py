@@ -20,6 +20,7 @@ from .ranking import (
     rank,
     signature_clues,
     similarity_clues,
+    trend_clues,
 )
 from .reading import read_input
 from .redact import redact
@@ -95,6 +96,7 @@ def analyze(
         clues = _merge(
             signature_clues(tail, index.signatures.scan(lines)),
             similarity_clues(tail, index.similarity),
+            trend_clues(tail, index.similarity),
             feedback_clues(tail, feedback),
         )
         suggestions = rank(tail, clues, index.incidents, feedback, limits.top)

@@ -30,6 +30,7 @@ from .phrases import Phrase, gettext_noop
 from .signatures import Hit
 from .similarity import SimilarityIndex
 from .templates import mask_line
+from .trends import loss_trend
 from .types import Evidence, Group, IncidentSpec, Level, Suggestion
 
 CONFIDENT = 0.55
@@ -86,6 +87,11 @@ class Tail:
                     return False
         return all(map(is_prose, written))
 
+    @functools.cached_property
+    def has_telling_error(self) -> bool:
+        """An error line that says what went wrong (not a bare `Traceback` or exit code)."""
+        return any(g.level is Level.ERROR and not is_generic(g.example) for g in self.groups)
+
     def says_nothing(self, index: int) -> bool:
         """A generic line, or the source line a Python traceback prints under a frame."""
         line = self.lines[index]
@@ -122,7 +128,7 @@ class Clue:
 
     line: int  # 0-based index into Tail.lines
     text: str
-    kind: str  # signature | symptom | similar | feedback
+    kind: str  # signature | symptom | similar | trend | feedback
     signature: str | None
     level: Level
     strength: float
@@ -131,6 +137,7 @@ class Clue:
     similarity: float = 0.0
     repeats: int = 1
     source: str = ""  # what found it: a signature key, or similar/feedback and the line
+    seen: str = ""  # for a trend: what the numbers did (a Phrase)
 
     def evidence(self) -> Evidence:
         return Evidence(self.line + 1, self.text, self.signature, self.kind)
@@ -178,28 +185,54 @@ def similarity_clues(tail: Tail, index: SimilarityIndex) -> dict[str, list[Clue]
     queries = similarity_queries(tail)
     clues: dict[str, list[Clue]] = defaultdict(list)
     for hit in index.best_matches([tail.lines[line] for line in queries], top=10):
-        cosine = hit.score
-        if cosine < SIMILARITY_FLOOR:
+        if hit.score < SIMILARITY_FLOOR:
             continue
         line = queries[hit.query]
-        calibrated = SIMILARITY_WEIGHT * min(
-            1.0, (cosine - SIMILARITY_FLOOR) / (SIMILARITY_CEILING - SIMILARITY_FLOOR)
-        )
         clues[index.slugs[hit.incident]].append(
-            Clue(
-                line=line,
-                text=tail.lines[line],
-                kind="similar",
-                signature=None,
-                level=tail.levels[line],
-                strength=min(1.0, calibrated * _line_weight(tail, line, generic=False)),
-                generic=False,
-                similarity=cosine,
-                repeats=tail.repeats(line),
-                source=f"similar:{line}",
-            )
+            _similar_clue(tail, line, hit.score, kind="similar", source=f"similar:{line}")
         )
     return clues
+
+
+def trend_clues(tail: Tail, index: SimilarityIndex) -> dict[str, list[Clue]]:
+    """Clues from the tail's numbers: a training loss that is not coming down, matched by
+    its wording against each incident's text. Only where no error line tells the story:
+    next to one, a loss curve is background."""
+    if tail.has_telling_error:
+        return {}
+    trend = loss_trend(tail.lines)
+    if trend is None:
+        return {}
+    clues: dict[str, list[Clue]] = defaultdict(list)
+    for hit in index.best_matches([trend.query], top=3):
+        if hit.score >= SIMILARITY_FLOOR:
+            clues[index.slugs[hit.incident]].append(
+                _similar_clue(
+                    tail, trend.line, hit.score, kind="trend", source="trend:loss", seen=trend.seen
+                )
+            )
+    return clues
+
+
+def _similar_clue(
+    tail: Tail, line: int, cosine: float, *, kind: str, source: str, seen: str = ""
+) -> Clue:
+    calibrated = SIMILARITY_WEIGHT * min(
+        1.0, (cosine - SIMILARITY_FLOOR) / (SIMILARITY_CEILING - SIMILARITY_FLOOR)
+    )
+    return Clue(
+        line=line,
+        text=tail.lines[line],
+        kind=kind,
+        signature=None,
+        level=tail.levels[line],
+        strength=min(1.0, calibrated * _line_weight(tail, line, generic=False)),
+        generic=False,
+        similarity=cosine,
+        repeats=tail.repeats(line),
+        source=source,
+        seen=seen,
+    )
 
 
 def similarity_queries(tail: Tail) -> list[int]:
@@ -480,6 +513,12 @@ def _describe(clue: Clue) -> Phrase:
         return Phrase(gettext_noop("its symptom line matched %(where)s"), where=where)
     if clue.kind == "feedback":
         return Phrase(gettext_noop("users confirmed it for %(where)s"), where=where)
+    if clue.kind == "trend":
+        return Phrase(
+            gettext_noop("its symptom resembles the numbers up to %(where)s: %(seen)s"),
+            where=where,
+            seen=clue.seen,
+        )
     return Phrase(
         gettext_noop("its text resembles %(where)s (similarity %(similarity)s)"),
         where=where,
@@ -500,7 +539,7 @@ def _decisive_reason(tail: Tail, winner: _Candidate, runner_up: _Candidate) -> P
         return Phrase(
             gettext_noop("the runner-up only matched a generic line that proves nothing alone")
         )
-    if mine.kind in ("signature", "symptom") and theirs.kind == "similar":
+    if mine.kind in ("signature", "symptom") and theirs.kind in ("similar", "trend"):
         return Phrase(
             gettext_noop("a signature matched, while the runner-up only has similar text")
         )

@@ -95,7 +95,7 @@ class Evidence:
     line: int
     text: str
     signature: str | None = None  # SignatureSpec.key, or None for symptom/similarity evidence
-    kind: str = "signature"  # signature | symptom | similar
+    kind: str = "signature"  # signature | symptom | similar | trend | feedback
 
 
 @dataclass(frozen=True)

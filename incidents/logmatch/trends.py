@@ -1,0 +1,101 @@
+"""What a tail's numbers say when none of its lines says what went wrong.
+
+A training run whose loss will not come down prints no error to match: its numbers are the
+evidence. `loss_trend(lines)` reads the training loss each line reports (the first `loss`
+value of the line that is not a validation, dev or test loss) and, over the latest `WINDOW`
+of them, tells a loss that stays flat, rises or swings without coming down from one that is
+still falling. The observation is put in the words incidents use for such a symptom, so the
+similarity index can find the incident that describes it; it is a lead, never proof.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import fmean
+
+from .phrases import Phrase, gettext_noop
+
+WINDOW = 20  # latest loss values read
+MIN_POINTS = 6  # fewer say nothing about a trend
+STILL_FALLING = 0.02  # the latest third is this much lower than the first: all is well
+FLAT = 0.002  # the whole window within this share of its level: a loss that does not move
+RISING = 0.05  # the latest third this much higher than the first, and by half the swing
+
+# `loss`, `train_loss`, `lm loss`, `'loss':` … then its value; group 1 is the word before.
+_LOSS = re.compile(
+    r"(?i)(?<![\w.])(?:([a-z]+)[_ ])?loss\b['\"]?[ \t]*[:=]?[ \t]*(?:tensor\()?"
+    r"([-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)(?![\w.])"
+)
+_NOT_TRAINING = {"val", "valid", "validation", "eval", "dev", "test"}
+
+
+@dataclass(frozen=True)
+class Trend:
+    line: int  # 0-based index of the latest line that reported the loss
+    points: int  # loss values the observation rests on
+    query: str  # the symptom in the words incidents use, for the similarity index
+    seen: Phrase  # what the numbers did, for people
+
+
+def loss_trend(lines: Sequence[str]) -> Trend | None:
+    """The training loss that is not coming down in `lines`, or None."""
+    found = _losses(lines)[-WINDOW:]
+    if len(found) < MIN_POINTS:
+        return None
+    values = [value for _, value in found]
+    third = max(2, len(values) // 3)
+    first, latest = fmean(values[:third]), fmean(values[-third:])
+    level = max(abs(first), 1e-12)
+    if (first - latest) / level >= STILL_FALLING:
+        return None
+    points = str(len(values))
+    if (max(values) - min(values)) / level <= FLAT:
+        query = "the loss stays flat and does not converge"
+        seen = Phrase(
+            gettext_noop("the loss stays at %(value)s over the last %(points)s logged steps"),
+            value=_number(latest),
+            points=points,
+        )
+    elif latest - first >= max(RISING * level, (max(values) - min(values)) / 2):
+        query = "the loss rises and diverges"
+        seen = Phrase(
+            gettext_noop("the loss rises from %(start)s to %(end)s over %(points)s logged steps"),
+            start=_number(first),
+            end=_number(latest),
+            points=points,
+        )
+    else:
+        query = "the loss oscillates and does not converge"
+        seen = Phrase(
+            gettext_noop(
+                "the loss swings between %(low)s and %(high)s over %(points)s logged steps "
+                "without coming down"
+            ),
+            low=_number(min(values)),
+            high=_number(max(values)),
+            points=points,
+        )
+    return Trend(line=found[-1][0], points=len(values), query=query, seen=seen)
+
+
+def _losses(lines: Sequence[str]) -> list[tuple[int, float]]:
+    """(line index, training loss) for each line that reports a finite one."""
+    found = []
+    for number, line in enumerate(lines):
+        if "loss" not in line.lower():
+            continue
+        for match in _LOSS.finditer(line):
+            if (match.group(1) or "").lower() in _NOT_TRAINING:
+                continue
+            value = float(match.group(2))
+            if math.isfinite(value):
+                found.append((number, value))
+            break
+    return found
+
+
+def _number(value: float) -> str:
+    return f"{value:.4g}"
