@@ -63,6 +63,7 @@ class Tail:
     line_groups: Sequence[int]
     stage: str | None
     flood_count: int
+    telling_level: Level | None = field(init=False)  # the most severe line that says something
     level_scale: float = field(init=False)
     _templates: dict[int, str] = field(default_factory=dict, repr=False)
 
@@ -70,11 +71,17 @@ class Tail:
         # Levels weigh relative to the most severe level of a line that says something: in a
         # tail of INFO lines (a plain description, a metrics dump), or one whose only error
         # is a bare `Traceback`, an INFO line is the best evidence there is.
-        self.level_scale = 1.0
-        for level in (Level.ERROR, Level.WARNING, Level.INFO):
-            if any(g.level is level and not is_generic(g.example) for g in self.groups):
-                self.level_scale = 1.0 / LEVEL_WEIGHT[level]
-                break
+        self.telling_level = next(
+            (
+                level
+                for level in (Level.ERROR, Level.WARNING, Level.INFO)
+                if any(g.level is level and not is_generic(g.example) for g in self.groups)
+            ),
+            None,
+        )
+        self.level_scale = (
+            1.0 / LEVEL_WEIGHT[self.telling_level] if self.telling_level is not None else 1.0
+        )
 
     @functools.cached_property
     def is_description(self) -> bool:
@@ -86,11 +93,6 @@ class Tail:
                 if len(written) > DESCRIPTION_LINES:
                     return False
         return all(map(is_prose, written))
-
-    @functools.cached_property
-    def has_telling_error(self) -> bool:
-        """An error line that says what went wrong (not a bare `Traceback` or exit code)."""
-        return any(g.level is Level.ERROR and not is_generic(g.example) for g in self.groups)
 
     def says_nothing(self, index: int) -> bool:
         """A generic line, or the source line a Python traceback prints under a frame."""
@@ -198,7 +200,7 @@ def trend_clues(tail: Tail, index: SimilarityIndex) -> dict[str, list[Clue]]:
     """Clues from the tail's numbers: a training loss that is not coming down, matched by
     its wording against each incident's text. Only where no error line tells the story:
     next to one, a loss curve is background."""
-    if tail.has_telling_error:
+    if tail.telling_level is Level.ERROR:
         return {}
     trend = loss_trend(tail.lines)
     if trend is None:

@@ -35,7 +35,6 @@ _NOT_TRAINING = {"val", "valid", "validation", "eval", "dev", "test"}
 @dataclass(frozen=True)
 class Trend:
     line: int  # 0-based index of the latest line that reported the loss
-    points: int  # loss values the observation rests on
     query: str  # the symptom in the words incidents use, for the similarity index
     seen: Phrase  # what the numbers did, for people
 
@@ -78,7 +77,7 @@ def loss_trend(lines: Sequence[str]) -> Trend | None:
             high=_number(max(values)),
             points=points,
         )
-    return Trend(line=found[-1][0], points=len(values), query=query, seen=seen)
+    return Trend(line=found[-1][0], query=query, seen=seen)
 
 
 def _losses(lines: Sequence[str]) -> list[tuple[int, float]]:
