@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
 from django.core.exceptions import ValidationError
@@ -36,9 +38,17 @@ def catalog_seed(*, language: str) -> SeedResult:
     """All or nothing: one transaction, hence one re-ranking of stored analyses afterwards."""
     result = SeedResult()
     with transaction.atomic():
+        stored = _shipped_signatures()
+        deleted = _deleted_keys()
         for entry in load_catalog():
-            fresh = _seed_incident(entry, language, result)
-            _seed_signatures(entry, result, fresh=fresh)
+            incident, created = _seed_incident(entry, language, result)
+            _seed_signatures(
+                entry,
+                incident,
+                stored.get(entry.slug, {}),
+                deleted=set() if created else deleted,
+                result=result,
+            )
     return result
 
 
@@ -64,19 +74,21 @@ def _fields(entry: CatalogIncident, language: str) -> tuple[str, dict, dict]:
     return language, data, translations
 
 
-def _seed_incident(entry: CatalogIncident, language: str, result: SeedResult) -> bool:
-    """Create or follow the catalog entry; True when this run created the incident."""
+def _seed_incident(
+    entry: CatalogIncident, language: str, result: SeedResult
+) -> tuple[Incident, bool]:
+    """Create or follow the catalog entry; the incident, and whether this run created it."""
     digest = _digest(entry, language)
     incident = Incident.objects.filter(slug=entry.slug).first()
     if incident is not None and incident.catalog_digest == digest:
         result.unchanged += 1
-        return False
+        return incident, False
     if incident is not None and not incident.catalog_digest:
         result.kept_edited.append(entry.slug)
-        return False
+        return incident, False
     text_language, data, translations = _fields(entry, language)
     if incident is None:
-        services.incident_create(
+        incident = services.incident_create(
             data=data,
             reporter=None,
             language=text_language,
@@ -86,7 +98,7 @@ def _seed_incident(entry: CatalogIncident, language: str, result: SeedResult) ->
             catalog_digest=digest,
         )
         result.created += 1
-        return True
+        return incident, True
     for name, value in data.items():
         setattr(incident, name, value)
     incident.language, incident.translations, incident.catalog_digest = (
@@ -97,44 +109,45 @@ def _seed_incident(entry: CatalogIncident, language: str, result: SeedResult) ->
     incident._change_reason = gettext_noop("catalog update")
     services.incident_save_with_tags(incident, entry.tags)
     result.updated += 1
-    return False
+    return incident, False
 
 
 SIGNATURE_CONTENT = ("pattern", "note", "examples")
 
 
-def signature_digest(*, pattern: str, note: str, examples: str) -> str:
-    """What the seed wrote into a signature (the migration that added the field keeps a copy)."""
-    payload = json.dumps([pattern, note, examples], ensure_ascii=False)
+def signature_digest(content: Mapping[str, str]) -> str:
+    """What the seed wrote into a signature: a digest of its pattern, note and examples (the
+    migration that added the field keeps a copy)."""
+    payload = json.dumps([content[name] for name in SIGNATURE_CONTENT], ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def _seed_signatures(entry: CatalogIncident, result: SeedResult, *, fresh: bool) -> None:
+def _seed_signatures(
+    entry: CatalogIncident,
+    incident: Incident,
+    stored: dict[str, Signature],
+    *,
+    deleted: set[str],
+    result: SeedResult,
+) -> None:
     """Add the entry's new signatures, follow changed ones, retire dropped ones — except where a
-    lead has edited or deleted one: that choice stands."""
-    incident = Incident.objects.get(slug=entry.slug)
-    prefix = f"{entry.slug}:"
-    stored = {
-        signature.catalog_key: signature
-        for signature in Signature.objects.filter(catalog_key__startswith=prefix)
-    }
-    deleted = set() if fresh else _deleted_keys(prefix) - stored.keys()
+    lead has edited or deleted one: that choice stands. `stored` is consumed."""
     for shipped in entry.signatures:
-        key = prefix + shipped.key
+        key = f"{entry.slug}:{shipped.key}"
+        if key in deleted and key not in stored:
+            continue
         data = {
             "pattern": shipped.pattern,
             "note": shipped.note,
             "examples": "\n".join(shipped.examples),
             "enabled": True,
         }
-        if key in deleted:
-            continue
         if key in stored:
             _follow_signature(stored.pop(key), data, result)
             continue
         try:
             services.signature_create(
-                incident=incident, catalog_key=key, catalog_digest=_digest_of(data), **data
+                incident=incident, catalog_key=key, catalog_digest=signature_digest(data), **data
             )
         except ValidationError as error:
             result.signatures_refused.append(f"{key}: {'; '.join(error.messages)}")
@@ -145,15 +158,14 @@ def _seed_signatures(entry: CatalogIncident, result: SeedResult, *, fresh: bool)
             _follow_signature(signature, {"enabled": False}, result)
 
 
-def _digest_of(data: dict) -> str:
-    return signature_digest(pattern=data["pattern"], note=data["note"], examples=data["examples"])
-
-
 def _as_seeded(signature: Signature) -> bool:
     """Still what the seed wrote: nobody has changed its content since (nor emptied the digest,
     as every edit in the product does)."""
-    content = {name: getattr(signature, name) for name in SIGNATURE_CONTENT}
-    return signature.catalog_digest == _digest_of(content)
+    return signature.catalog_digest == signature_digest(_content(signature))
+
+
+def _content(signature: Signature) -> dict[str, str]:
+    return {name: getattr(signature, name) for name in SIGNATURE_CONTENT}
 
 
 def _follow_signature(signature: Signature, wanted: dict, result: SeedResult) -> None:
@@ -163,11 +175,13 @@ def _follow_signature(signature: Signature, wanted: dict, result: SeedResult) ->
         return
     if all(getattr(signature, name) == value for name, value in wanted.items()):
         return
-    content = {name: wanted.get(name, getattr(signature, name)) for name in SIGNATURE_CONTENT}
     signature._change_reason = gettext_noop("catalog update")
     try:
         services.signature_update(
-            signature=signature, data=wanted, actor=None, catalog_digest=_digest_of(content)
+            signature=signature,
+            data=wanted,
+            actor=None,
+            catalog_digest=signature_digest({**_content(signature), **wanted}),
         )
     except ValidationError as error:
         result.signatures_refused.append(f"{signature.catalog_key}: {'; '.join(error.messages)}")
@@ -178,9 +192,18 @@ def _follow_signature(signature: Signature, wanted: dict, result: SeedResult) ->
             result.signatures_retired += 1
 
 
-def _deleted_keys(prefix: str) -> set[str]:
+def _shipped_signatures() -> dict[str, dict[str, Signature]]:
+    """Signatures shipped with the catalog, by incident slug, then by catalog key."""
+    by_slug: dict[str, dict[str, Signature]] = defaultdict(dict)
+    for signature in Signature.objects.exclude(catalog_key=""):
+        by_slug[signature.catalog_key.partition(":")[0]][signature.catalog_key] = signature
+    return by_slug
+
+
+def _deleted_keys() -> set[str]:
+    """Catalog keys of shipped signatures someone deleted (the history keeps the deletion)."""
     return set(
-        Signature.history.filter(catalog_key__startswith=prefix, history_type="-").values_list(
-            "catalog_key", flat=True
-        )
+        Signature.history.filter(history_type="-")
+        .exclude(catalog_key="")
+        .values_list("catalog_key", flat=True)
     )

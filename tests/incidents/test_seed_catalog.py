@@ -175,3 +175,10 @@ def test_a_signature_changed_behind_the_products_back_counts_as_edited(catalog, 
     signature.refresh_from_db()
     assert signature.note == "changed in the database"
     assert result.signatures_kept_edited == [signature.catalog_key]
+
+
+def test_reseeding_reads_the_signatures_and_their_history_once(catalog, django_assert_num_queries):
+    # One lookup per incident, every shipped signature and every deletion at once, and the
+    # savepoint (opened and released) its transaction makes inside the test's.
+    with django_assert_num_queries(len(SLUGS) + 2 + 2):
+        catalog_seed(language="en")

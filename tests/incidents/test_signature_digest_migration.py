@@ -30,6 +30,6 @@ def test_signatures_nobody_changed_remember_what_the_seed_wrote(lena):
     untouched.refresh_from_db()
     edited.refresh_from_db()
     assert untouched.catalog_digest == signature_digest(
-        pattern=untouched.pattern, note=untouched.note, examples=untouched.examples
+        {"pattern": untouched.pattern, "note": untouched.note, "examples": untouched.examples}
     )
     assert edited.catalog_digest == ""
