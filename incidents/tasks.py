@@ -1,10 +1,9 @@
 """Celery tasks: thin adapters that take an id and call a service."""
 
 from celery import shared_task
-from django.db import InterfaceError, OperationalError
 from django.utils.translation import gettext as _
 
-DATABASE_ERRORS = (OperationalError, InterfaceError)
+from config.database_errors import DATABASE_ERRORS
 
 
 def _analysis_run_failure(self, exc, task_id, args, kwargs, einfo):

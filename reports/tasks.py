@@ -1,12 +1,13 @@
 """Celery tasks: thin adapters over reports.services."""
 
 from celery import shared_task
-from django.db import InterfaceError, OperationalError
+
+from config.database_errors import DATABASE_ERRORS
 
 
 # A build at 100k incidents takes seconds, and SMTP may be slow: more than the default limits.
 @shared_task(
-    autoretry_for=(OperationalError, InterfaceError),
+    autoretry_for=DATABASE_ERRORS,
     retry_backoff=True,
     max_retries=3,
     soft_time_limit=600,

@@ -18,8 +18,6 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import (
     IntegrityError,
-    InterfaceError,
-    OperationalError,
     close_old_connections,
     transaction,
 )
@@ -28,6 +26,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from kombu.exceptions import KombuError
 
+from config.database_errors import DATABASE_ERRORS
 from incidents import logmatch
 from incidents.knowledge import feedback_map, knowledge_index, knowledge_version
 from incidents.models import (
@@ -121,7 +120,7 @@ def analysis_run(*, analysis_id: int) -> None:
             )
             return
         _store(analysis, report, attempt=attempt)
-    except (OperationalError, InterfaceError):
+    except DATABASE_ERRORS:
         # The database went away under us (a restart, a killed backend). The caller retries;
         # its retry can only claim the row if we give it back first.
         _release_after_database_error(analysis_id, attempt)
@@ -148,7 +147,7 @@ def _release_after_database_error(analysis_id: int, attempt: int) -> None:
                 status=Status.QUEUED, attempts=F("attempts") - 1
             )
             return
-        except (OperationalError, InterfaceError) as error:
+        except DATABASE_ERRORS as error:
             if time.monotonic() > deadline:
                 log.warning("analysis %s stays running until the sweep: %s", analysis_id, error)
                 return

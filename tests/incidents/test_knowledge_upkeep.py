@@ -4,13 +4,14 @@ from html.parser import HTMLParser
 
 import pytest
 from celery.exceptions import SoftTimeLimitExceeded
-from django.db import OperationalError
+from django.db import OperationalError, connection
 from django.urls import reverse
 from rest_framework.test import APIClient
 
 from incidents import logmatch, tasks
 from incidents.models import Analysis, Incident, Signature
 from incidents.seeding import catalog_seed
+from incidents.services import analysis as analysis_service
 from incidents.services import analysis_request, analysis_run, analysis_sweep, knowledge
 from incidents.services.analysis import analysis_fail
 from incidents.services.knowledge import _enqueue_rescore
@@ -149,16 +150,45 @@ def test_giving_up_leaves_an_analysis_another_worker_is_running(alice, catalog):
     assert analysis.status == Analysis.Status.RUNNING
 
 
-def test_a_task_out_of_retries_fails_its_tail_unless_the_database_was_the_trouble(alice, catalog):
-    outage, broken = (analysis_request(data=TAIL, user=alice) for _ in range(2))
+# The same outage as Django reports it, and as the driver does where Django does not wrap it
+# (closing a server-side cursor on a connection the server has terminated).
+OUTAGES = [
+    OperationalError("server closed the connection"),
+    connection.Database.OperationalError("terminating connection due to administrator command"),
+]
+
+
+@pytest.mark.parametrize("outage", OUTAGES, ids=["django", "driver"])
+def test_a_task_out_of_retries_fails_its_tail_unless_the_database_was_the_trouble(
+    alice, catalog, outage
+):
+    waiting, broken = (analysis_request(data=TAIL, user=alice) for _ in range(2))
     give_up = tasks.analysis_run.on_failure
-    give_up(OperationalError("server closed the connection"), "t1", (outage.pk,), {}, None)
+    give_up(outage, "t1", (waiting.pk,), {}, None)
     give_up(ValueError("bad state"), "t2", (broken.pk,), {}, None)
 
-    assert Analysis.objects.get(pk=outage.pk).status == Analysis.Status.QUEUED  # the sweep's
+    assert Analysis.objects.get(pk=waiting.pk).status == Analysis.Status.QUEUED  # the sweep's
     broken.refresh_from_db()
     assert broken.status == Analysis.Status.FAILED
     assert "bad state" in broken.error
+
+
+@pytest.mark.django_db(transaction=True)  # the release reconnects, as a worker does
+@pytest.mark.parametrize("outage", OUTAGES, ids=["django", "driver"])
+def test_an_outage_mid_run_gives_the_claim_back_for_the_tasks_retry(
+    alice, catalog, monkeypatch, outage
+):
+    analysis = analysis_request(data=TAIL, user=alice)
+
+    def cut_off():
+        raise outage
+
+    monkeypatch.setattr(analysis_service, "knowledge_index", cut_off)
+    with pytest.raises(tasks.analysis_run.autoretry_for):
+        analysis_run(analysis_id=analysis.pk)
+
+    analysis.refresh_from_db()
+    assert (analysis.status, analysis.attempts) == (Analysis.Status.QUEUED, 0)
 
 
 def test_the_sweep_resends_what_the_broker_refused_but_not_a_backlog(alice, catalog):
