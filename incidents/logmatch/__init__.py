@@ -6,7 +6,7 @@ or print `report_as_dict(report)`; `check_signature` validates a pattern before 
 """
 
 from .analyze import KnowledgeIndex, analyze, build_index, report_as_dict
-from .benign import benign_lines
+from .benign import LineCorpus, benign_corpus, benign_lines
 from .phrases import Phrase
 from .reading import read_input
 from .redact import redact
@@ -41,11 +41,13 @@ __all__ = [
     "Level",
     "Limits",
     "Line",
+    "LineCorpus",
     "Phrase",
     "Report",
     "SignatureSpec",
     "Suggestion",
     "analyze",
+    "benign_corpus",
     "benign_lines",
     "build_index",
     "check_signature",

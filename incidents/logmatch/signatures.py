@@ -17,12 +17,16 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import re2
 
 from .generic import GENERIC_SAMPLES
 from .templates import mask_line
 from .types import IncidentSpec, SignatureSpec
+
+if TYPE_CHECKING:
+    from .benign import LineCorpus
 
 # A 10k-pattern set fails to compile at RE2's default 8 MiB (and at 16 MiB); the budget is an
 # upper bound, not an allocation.
@@ -337,14 +341,14 @@ def check_signature(
     pattern: str,
     *,
     examples: Sequence[str],
-    benign_lines: Sequence[str],
+    benign: LineCorpus | None,
     max_benign_share: float = 0.01,
 ) -> list[str]:
     """Problems that should stop `pattern` from being saved, in words; empty when it is fine.
 
     Checks that it compiles in RE2 (with RE2's reason when not), does not match the empty
     string, matches each of its examples (at least one must be given), matches no generic line
-    that proves nothing alone, and fires on at most `max_benign_share` of the benign lines.
+    that proves nothing alone, and fires on at most `max_benign_share` of the `benign` lines.
     """
     error = compile_error(pattern)
     if error:
@@ -372,12 +376,12 @@ def check_signature(
             f"Matches a generic line that proves nothing alone: {_quote(generic[0])}; "
             "require the text that names the cause."
         )
-    if benign_lines:
-        fired = [line for line in benign_lines if compiled.search(line)]
-        share = len(fired) / len(benign_lines)
+    if benign:
+        fired = benign.fired(pattern)
+        share = len(fired) / len(benign)
         if share > max_benign_share:
             problems.append(
-                f"Fires on {len(fired):,} of {len(benign_lines):,} lines of healthy logs "
+                f"Fires on {len(fired):,} of {len(benign):,} lines of healthy logs "
                 f"({share:.1%}; the limit is {max_benign_share:.1%}), e.g. {_quote(fired[0])}."
             )
     return problems

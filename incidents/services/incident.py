@@ -145,7 +145,7 @@ def signature_problems(*, pattern: str, examples: str) -> list[str]:
     return logmatch.check_signature(
         pattern,
         examples=Signature(examples=examples).example_lines,
-        benign_lines=logmatch.benign_lines(),
+        benign=logmatch.benign_corpus(),
     )
 
 

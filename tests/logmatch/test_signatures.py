@@ -3,10 +3,12 @@ acting as signatures by themselves."""
 
 from __future__ import annotations
 
-import time
+import re2
 
+from incidents.catalog import engine_specs
 from incidents.logmatch import (
     IncidentSpec,
+    LineCorpus,
     SignatureSpec,
     analyze,
     benign_lines,
@@ -16,26 +18,29 @@ from incidents.logmatch import (
 
 from .conftest import SMALL_INCIDENTS, SMALL_SIGNATURES
 
-BENIGN = [
-    "[2024-05-01 12:00:00,001] [INFO] step=1200, loss=1.9213, lr=3.0e-04",
-    "INFO: Started server process [4242]",
-    "NCCL INFO Channel 00/02 : 0 1 2 3 4 5 6 7",
-    "LOG (nnet3-chain-train[5.5]:main():nnet3-chain-train.cc:98) Wrote raw model",
-] * 50
+BENIGN = LineCorpus(
+    [
+        "[2024-05-01 12:00:00,001] [INFO] step=1200, loss=1.9213, lr=3.0e-04",
+        "INFO: Started server process [4242]",
+        "NCCL INFO Channel 00/02 : 0 1 2 3 4 5 6 7",
+        "LOG (nnet3-chain-train[5.5]:main():nnet3-chain-train.cc:98) Wrote raw model",
+    ]
+    * 50
+)
 
 
 def test_it_accepts_a_good_signature():
     problems = check_signature(
         r"No space left on device",
         examples=["OSError: [Errno 28] No space left on device: '/data/exp'"],
-        benign_lines=BENIGN,
+        benign=BENIGN,
     )
 
     assert problems == []
 
 
 def test_it_explains_a_pattern_that_does_not_compile_with_re2s_reason():
-    problems = check_signature(r"(?<=CUDA )out of memory", examples=["x"], benign_lines=BENIGN)
+    problems = check_signature(r"(?<=CUDA )out of memory", examples=["x"], benign=BENIGN)
 
     assert len(problems) == 1
     assert problems[0].startswith("Does not compile in RE2:")
@@ -43,20 +48,20 @@ def test_it_explains_a_pattern_that_does_not_compile_with_re2s_reason():
 
 
 def test_it_refuses_a_pattern_that_matches_the_empty_string():
-    problems = check_signature(r".*", examples=["anything"], benign_lines=BENIGN)
+    problems = check_signature(r".*", examples=["anything"], benign=BENIGN)
 
     assert any("empty string" in problem for problem in problems)
 
 
 def test_it_wants_examples():
-    problems = check_signature(r"No space left on device", examples=[], benign_lines=BENIGN)
+    problems = check_signature(r"No space left on device", examples=[], benign=BENIGN)
 
     assert problems == ["Has no examples: add at least one real log line it must match."]
 
 
 def test_it_says_when_no_example_matches():
     problems = check_signature(
-        r"No space left on device", examples=["disk quota exceeded"], benign_lines=BENIGN
+        r"No space left on device", examples=["disk quota exceeded"], benign=BENIGN
     )
 
     assert problems == ["Matches none of its 1 example(s)."]
@@ -66,21 +71,21 @@ def test_it_names_the_example_it_misses():
     problems = check_signature(
         r"No space left on device",
         examples=["No space left on device", "disk quota exceeded"],
-        benign_lines=BENIGN,
+        benign=BENIGN,
     )
 
     assert problems == ["Does not match its example 2: 'disk quota exceeded'."]
 
 
 def test_it_says_how_many_benign_lines_a_signature_fires_on():
-    problems = check_signature(r"step=\d+", examples=["step=12"], benign_lines=BENIGN)
+    problems = check_signature(r"step=\d+", examples=["step=12"], benign=BENIGN)
 
     assert len(problems) == 1
     assert "Fires on 50 of 200 lines of healthy logs (25.0%; the limit is 1.0%)" in problems[0]
 
 
 def test_it_refuses_a_signature_that_matches_a_generic_line():
-    problems = check_signature(r"Traceback", examples=["Traceback (most"], benign_lines=BENIGN)
+    problems = check_signature(r"Traceback", examples=["Traceback (most"], benign=BENIGN)
 
     assert any("generic line" in problem for problem in problems)
 
@@ -116,10 +121,8 @@ def test_a_catastrophic_pattern_is_harmless():
     index = build_index(SMALL_INCIDENTS, signatures)
     hostile = "\n".join(["x" * 4000] * 200 + ["(" * 3000 + "x"])
 
-    start = time.perf_counter()
     report = analyze(hostile, index)
 
-    assert time.perf_counter() - start < 2.0
     assert "nested" not in index.rejected
     assert report.line_count == 201
 
@@ -156,7 +159,7 @@ def test_a_vague_symptom_line_is_not_a_signature():
     assert "too short" in index.rejected["symptom:vague:1"]
 
 
-def test_ten_thousand_signatures_compile_into_one_set_quickly():
+def test_ten_thousand_signatures_compile_into_one_set():
     incidents = [
         IncidentSpec(f"incident-{n}", f"Incident {n}", "train", f"component{n} failed badly")
         for n in range(1000)
@@ -166,12 +169,9 @@ def test_ten_thousand_signatures_compile_into_one_set_quickly():
         for n in range(10_000)
     ]
 
-    start = time.perf_counter()
     index = build_index(incidents, signatures)
-    elapsed = time.perf_counter() - start
     report = analyze("ERROR component4321 timed out 30 times", index)
 
-    assert elapsed < 5.0  # the benchmark holds the real target (1 s); CI boxes vary
     assert index.signatures.set_count == 1
     assert report.suggestions[0].slug == "incident-321"
     assert report.suggestions[0].evidence[0].signature == "4321"
@@ -237,3 +237,21 @@ def _refuse_big_sets(compile_set):
         return compile_set(patterns)
 
     return compile_small
+
+
+def test_a_corpus_tries_many_patterns_at_once_with_the_answers_of_one_at_a_time():
+    catalog_patterns = [spec.pattern for spec in engine_specs()[1]]
+    patterns = [*catalog_patterns, r"step=\d+", r"(?i)info", r"(?<=x)y"]
+    corpus = LineCorpus(benign_lines())
+
+    corpus.scan(patterns)
+
+    for pattern in patterns:
+        try:
+            compiled = re2.compile(pattern)
+        except re2.error:
+            assert corpus.fired(pattern) == ()
+            continue
+        expected = tuple(line for line in corpus.lines if compiled.search(line))
+        assert corpus.fired(pattern) == expected, pattern
+    assert len(corpus.fired(r"(?i)info")) > 1000  # repeats count, as the share does
