@@ -1,5 +1,7 @@
 """The cast: alice and bob are engineers, lena is a lead. `catalog` is the real seed."""
 
+import copy
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
@@ -14,6 +16,20 @@ from tests.services import (
     need,
     wait_until,
 )
+from tests.snapshots import RowSnapshot
+
+# Fixtures that start processes of their own (Redis, Celery workers, a web server); a test
+# that asks for one, directly or through another fixture, is marked `processes`.
+PROCESS_FIXTURES = frozenset({"redis", "workers", "web", "analyses"})
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if fixtures & PROCESS_FIXTURES:
+            item.add_marker(pytest.mark.processes)
+        if "browser" in fixtures:
+            item.add_marker(pytest.mark.browser)
 
 
 @pytest.fixture(autouse=True)
@@ -65,11 +81,37 @@ def lena_client(lena):
     return _client_for(lena)
 
 
-@pytest.fixture
-def catalog(db):
+@pytest.fixture(scope="session")
+def _catalog_snapshot(django_db_setup, django_db_blocker):
     from incidents.seeding import catalog_seed
 
-    return catalog_seed(language="en")
+    with django_db_blocker.unblock():
+        return RowSnapshot.take(lambda: catalog_seed(language="en"), ["incidents"])
+
+
+@pytest.fixture
+def catalog(db, _catalog_snapshot):
+    """The shipped catalog as `seed_catalog` leaves it (seeded once per session), and the
+    seed's result."""
+    result, snapshot = _catalog_snapshot
+    snapshot.restore()
+    return copy.deepcopy(result)
+
+
+@pytest.fixture(scope="session")
+def _runbooks_snapshot(django_db_setup, django_db_blocker):
+    from runbooks.seeding import runbook_catalog_seed
+
+    with django_db_blocker.unblock():
+        return RowSnapshot.take(lambda: runbook_catalog_seed(language="en"), ["runbooks"])
+
+
+@pytest.fixture
+def runbooks(db, _runbooks_snapshot):
+    """The shipped runbooks, seeded in English with Chinese as translation (once per session)."""
+    result, snapshot = _runbooks_snapshot
+    snapshot.restore()
+    return copy.deepcopy(result)
 
 
 @pytest.fixture

@@ -121,6 +121,7 @@ def test_it_warns_that_an_empty_knowledge_base_matches_nothing(tmp_path):
     assert "run manage.py seed_catalog" in err.getvalue()
 
 
+@pytest.mark.processes
 def test_it_explains_a_database_that_was_never_migrated(tmp_path):
     log = tmp_path / "train.log"
     log.write_text(OOM_TAIL)

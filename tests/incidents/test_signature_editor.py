@@ -1,7 +1,5 @@
 """Leads write signatures in the browser, test them live, and only sound ones are saved."""
 
-import time
-
 import pytest
 from django.urls import reverse
 
@@ -56,10 +54,9 @@ def test_it_refuses_an_unsound_expression_with_the_reason(
 
 
 def test_a_catastrophic_backtracking_expression_is_harmless(lena_client, incident):
-    started = time.perf_counter()
     response = _save(lena_client, incident, pattern=r"(a+)+$", examples="a" * 40 + "b")
-    # RE2 runs it in linear time: a clear refusal (it matches none of its examples), at once.
-    assert time.perf_counter() - started < 5
+    # RE2 runs it in linear time (`re` would not return): a clear refusal, as it matches none
+    # of its examples.
     assert response.status_code == 400
     assert "none of its" in response.content.decode()
 

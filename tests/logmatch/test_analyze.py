@@ -5,7 +5,6 @@ clear outcomes, and the fixture-driven cases in `cases/` (a `.log` tail and its
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -95,10 +94,8 @@ def test_a_single_five_megabyte_line_is_refused_at_the_default_cap(small_index):
 def test_a_single_five_megabyte_line_under_a_raised_cap_is_cut(small_index):
     line = "RuntimeError: CUDA out of memory " + "x" * 5_000_000
 
-    start = time.perf_counter()
     report = analyze(line, small_index, limits=Limits(max_bytes=8_000_000))
 
-    assert time.perf_counter() - start < 2.0
     assert report.cut_lines == 1
     assert report.suggestions[0].slug == "gpu-oom"
 
@@ -106,11 +103,8 @@ def test_a_single_five_megabyte_line_under_a_raised_cap_is_cut(small_index):
 def test_a_hundred_thousand_copies_of_one_warning_are_one_flood(small_index):
     log = "\n".join(["WARNING: Retrying utterance spk1-utt1 with beam 40"] * 100_000)
 
-    start = time.perf_counter()
     report = analyze(log, small_index, limits=Limits(max_bytes=8_000_000))
-    elapsed = time.perf_counter() - start
 
-    assert elapsed < 5.0
     assert len(report.groups) == 1
     assert report.groups[0].count == 100_000
     assert report.groups[0].flood
@@ -128,10 +122,8 @@ def test_a_catastrophic_and_a_match_everything_signature_have_clear_outcomes():
     index = build_index(SMALL_INCIDENTS, signatures)
     log = "\n".join(["x" * 4000] * 100 + ["OSError: [Errno 28] No space left on device"])
 
-    start = time.perf_counter()
     report = analyze(log, index)
 
-    assert time.perf_counter() - start < 2.0
     assert "catastrophic" not in index.rejected  # RE2 runs it in linear time; `re` would hang
     assert "empty string" in index.rejected["everything"]
     assert "lines of healthy logs" in index.rejected["any-text"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import re
-import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -239,29 +238,12 @@ class TestMlLogs:
         line = "WARNING (nnet3-train[5.5]:Train():nnet-training.cc:75) Gradient is NaN, skipping"
         lines = [line] * 100_000
         levels = [Level.WARNING] * len(lines)
-        start = time.perf_counter()
         groups, line_groups = group(lines, levels)
-        elapsed = time.perf_counter() - start
         assert len(groups) == 1
         assert groups[0].count == 100_000
         assert groups[0].flood
         assert (groups[0].first_line, groups[0].last_line) == (1, 100_000)
         assert len(line_groups) == 100_000
-        assert elapsed < 5.0
-
-    def test_grouping_throughput(self):
-        lines = [
-            f"2024-01-01 12:00:{i % 60:02d},{i % 1000:03d} - trainer - INFO - step {i} "
-            f"loss {i / 7:.4f} lr 1e-4 grad_norm {i % 13}.5 tokens/s {1000 + i}"
-            for i in range(20_000)
-        ]
-        levels = [Level.INFO] * len(lines)
-        best = float("inf")
-        for _ in range(3):
-            start = time.perf_counter()
-            group(lines, levels)
-            best = min(best, time.perf_counter() - start)
-        assert len(lines) / best > 25_000  # loose: CI machines are shared; the bench measures
 
 
 def check_partition(lines, groups, line_groups):

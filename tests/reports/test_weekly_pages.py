@@ -43,15 +43,15 @@ def test_the_detail_page_shows_the_snapshot(alice_client, built, week):
     assert "Mark reviewed" not in page  # alice is no lead
 
 
-def test_the_detail_page_says_whether_the_weekly_rhythm_was_run(alice_client, alice, built, week):
+def test_the_detail_page_says_whether_the_weekly_rhythm_was_run(
+    alice_client, alice, built, week, runbooks
+):
     from runbooks.models import Runbook
-    from runbooks.seeding import runbook_catalog_seed
     from runbooks.services import checklist_run_start, checklist_run_update
 
     page = alice_client.get(_url("weekly-detail", week)).content.decode()
     assert "Weekly rhythm run" in page and "<strong>no</strong>" in page
 
-    runbook_catalog_seed(language="en")
     rhythm = Runbook.objects.get(slug="weekly-rhythm")
     run = checklist_run_start(runbook=rhythm, user=alice, now=local(week + timedelta(days=4)))
     page = alice_client.get(_url("weekly-detail", week)).content.decode()

@@ -54,9 +54,7 @@ def analysis_done(tail: str, user) -> Analysis:
 
 
 @pytest.fixture
-def world(alice, bob, lena) -> World:
-    from runbooks.seeding import runbook_catalog_seed
-
+def world(alice, bob, lena, runbooks) -> World:
     incident = IncidentFactory(
         slug="alice-incident",
         title="Fused Adam lost its grip",
@@ -74,7 +72,6 @@ def world(alice, bob, lena) -> World:
     assert analysis.suggestions.filter(incident=incident).exists(), analysis.report
     unexplained = analysis_done(UNEXPLAINED_TAIL, bob)
     assert unexplained.gap_id is not None, unexplained.report
-    runbook_catalog_seed(language="en")
     runbook = Runbook.objects.exclude(calculator="").order_by("position").first()
     run = checklist_run_start(runbook=runbook, user=alice)
     report = report_week_build(week_start=week_last_completed())

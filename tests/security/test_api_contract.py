@@ -70,6 +70,7 @@ def lead_token(transactional_db, world, lena, monkeypatch):
     return Token.objects.create(user=lena).key
 
 
+@pytest.mark.slow
 @schema.parametrize()
 @settings(
     max_examples=MAX_EXAMPLES,
@@ -94,6 +95,7 @@ def test_the_api_keeps_its_contract(case, lead_token, world):
     )
 
 
+@pytest.mark.processes
 def test_the_schema_is_valid_without_warnings(tmp_path):
     result = subprocess.run(
         [

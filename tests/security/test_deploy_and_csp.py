@@ -56,6 +56,7 @@ def _check_deploy(tmp_path, extra: dict[str, str]) -> subprocess.CompletedProces
     )
 
 
+@pytest.mark.processes
 def test_check_deploy_is_clean_with_the_production_variables(tmp_path):
     result = _check_deploy(tmp_path, PRODUCTION)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -63,6 +64,7 @@ def test_check_deploy_is_clean_with_the_production_variables(tmp_path):
     assert "WARNINGS" not in result.stderr
 
 
+@pytest.mark.processes
 def test_check_deploy_complains_without_them(tmp_path):
     """The check is not vacuous: the development defaults fail it."""
     result = _check_deploy(tmp_path, {"DJANGO_DEBUG": "1"})

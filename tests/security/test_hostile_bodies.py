@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import time
 
 import pytest
 from django.conf import settings
@@ -41,10 +40,8 @@ def _page_error(response) -> str:
 
 def _run_last() -> Analysis:
     analysis = Analysis.objects.order_by("-pk").first()
-    started = time.monotonic()
     services.analysis_run(analysis_id=analysis.pk)
     analysis.refresh_from_db()
-    assert time.monotonic() - started < 30
     assert analysis.status == Analysis.Status.DONE, analysis.error
     return analysis
 
