@@ -241,9 +241,11 @@ CELERY_BROKER_CONNECTION_TIMEOUT = env.float("CELERY_BROKER_CONNECTION_TIMEOUT",
 CELERY_TASK_PUBLISH_RETRY = False
 
 REST_FRAMEWORK = {
+    # Token first: an anonymous call is then told 401 with `WWW-Authenticate: Token` (DRF
+    # answers with the first class's challenge; a session has none, which would make it 403).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["incidents.api.permissions.SignedIn"],
     "DEFAULT_PAGINATION_CLASS": "incidents.api.pagination.Pagination",

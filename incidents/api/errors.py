@@ -62,7 +62,8 @@ ERROR_SCHEMA = {
 }
 ERRORS = {
     "400": "Invalid input: `fields` says what is wrong with each field.",
-    "403": "Not signed in, or not allowed (e.g. only leads manage signatures).",
+    "401": "Not signed in: send `Authorization: Token <key>` (or a session cookie).",
+    "403": "Not allowed (e.g. only leads manage signatures).",
     "404": "No such object.",
     "429": "Too many requests: wait for the number of seconds in Retry-After.",
 }

@@ -67,18 +67,18 @@ def test_submitting_analyses_has_its_own_tighter_rate(rates, alice):
 
 def test_anonymous_callers_are_throttled_not_refused_forever(rates):
     anonymous = APIClient(REMOTE_ADDR="10.2.0.1")
-    assert [anonymous.get(INCIDENTS).status_code for _ in range(2)] == [403, 403]
+    assert [anonymous.get(INCIDENTS).status_code for _ in range(2)] == [401, 401]
     _assert_throttled(anonymous.get(INCIDENTS))
     _assert_throttled(anonymous.post(INCIDENTS, {}, format="json"))
     # Another address has its own count.
-    assert APIClient(REMOTE_ADDR="10.2.0.2").get(INCIDENTS).status_code == 403
+    assert APIClient(REMOTE_ADDR="10.2.0.2").get(INCIDENTS).status_code == 401
 
 
 def test_the_schema_is_throttled_for_anonymous_callers_too(rates):
     anonymous = APIClient(REMOTE_ADDR="10.2.0.3")
     schema = reverse("api-schema")
     for _ in range(2):
-        assert anonymous.get(schema, HTTP_ACCEPT="application/json").status_code == 403
+        assert anonymous.get(schema, HTTP_ACCEPT="application/json").status_code == 401
     assert anonymous.get(schema, HTTP_ACCEPT="application/json").status_code == 429
 
 
