@@ -110,7 +110,7 @@ def grow(incidents: int, rows: int, seed: int) -> float:
 
 
 def size_now(client: Client, repeat: int) -> Size:
-    from config.weeks import week_last_completed
+    from common.weeks import week_last_completed
     from incidents.models import Analysis, Incident, Recurrence
     from reports.services import report_week_build
 

@@ -13,7 +13,8 @@ import environ
 from celery.schedules import crontab
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
-from django.utils.translation import gettext_lazy as _
+
+from common.choices import LANGUAGE_CHOICES
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
@@ -55,6 +56,7 @@ INSTALLED_APPS = [
     "simple_history",
     "csp",
     "axes",
+    "common",
     "accounts",
     "incidents",
     "runbooks",
@@ -147,7 +149,7 @@ LOGIN_REDIRECT_URL = "incidents:incident-list"
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = env.str("LANGUAGE_CODE", default="en")
-LANGUAGES = [("en", _("English")), ("zh-hans", _("Simplified Chinese"))]
+LANGUAGES = LANGUAGE_CHOICES
 LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = env.str("TIME_ZONE", default="UTC")
 USE_I18N = True
@@ -255,7 +257,7 @@ REST_FRAMEWORK = {
         "rest_framework.filters.OrderingFilter",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "incidents.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "common.api_errors.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": [
         "rest_framework.throttling.AnonRateThrottle",
         "rest_framework.throttling.UserRateThrottle",
@@ -278,7 +280,7 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["incidents.api.permissions.SignedIn"],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "incidents.api.errors.document_errors",
+        "common.api_errors.document_errors",
     ],
 }
 

@@ -36,7 +36,7 @@ class IncidentAdmin(SimpleHistoryAdmin):
     def save_model(self, request, obj, form, change):
         if change:
             text_changed = bool(set(form.changed_data) & set(TEXT_FIELDS))
-            services.incident_mark_edited(incident=obj, text_changed=text_changed)
+            obj.mark_edited(text_changed=text_changed)
         super().save_model(request, obj, form, change)
 
     def delete_model(self, request, obj):

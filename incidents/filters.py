@@ -3,7 +3,8 @@
 import django_filters
 from django.utils.translation import gettext_lazy as _
 
-from incidents.models import Discipline, Incident, Severity, Stage
+from common.choices import Discipline, Severity, Stage
+from incidents.models import Incident
 
 
 class IncidentFilterSet(django_filters.FilterSet):

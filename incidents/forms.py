@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from django import forms
+from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
 from incidents.models import EDITABLE_FIELDS, Feedback, Incident, Recurrence, Signature
-from incidents.services import incident_new_slug
+from incidents.models.incident import tag_names_clean
 
 # Inline help from the handbook's incident-book format: four columns, one line each.
 HELP = {
@@ -24,8 +25,6 @@ HELP = {
     "tags": _("Comma-separated, e.g. nccl, ascend, 显存."),
     "slug": _("Stable identifier used in links, the API and the CLI. Leave empty to derive it."),
 }
-
-MAX_TAGS = 12
 
 
 class DateInput(forms.DateInput):
@@ -56,42 +55,12 @@ class IncidentForm(forms.ModelForm):
             self.initial["tags"] = ", ".join(tag.name for tag in self.instance.tags.all())
         self.fields["root_cause"].widget = forms.TextInput()
 
-    def clean_root_cause(self) -> str:
-        value = self.cleaned_data["root_cause"].strip()
-        if "\n" in value:
-            raise forms.ValidationError(_("Keep the root cause to one sentence on one line."))
-        return value
-
     def clean_tags(self) -> list[str]:
-        names = [name.strip().lower() for name in self.cleaned_data["tags"].split(",")]
-        names = [name for name in names if name]
-        if len(names) > MAX_TAGS:
-            raise forms.ValidationError(_("At most %(n)d tags.") % {"n": MAX_TAGS})
-        too_long = [name for name in names if len(name) > 40]
-        if too_long:
-            raise forms.ValidationError(
-                _("Tags are at most 40 characters: %(tags)s") % {"tags": ", ".join(too_long)}
-            )
-        return names
-
-    def clean_slug(self) -> str:
-        slug = self.cleaned_data.get("slug", "")
-        if slug and Incident.objects.filter(slug=slug).exists():
-            raise forms.ValidationError(
-                _("An incident with the slug “%(slug)s” already exists.") % {"slug": slug}
-            )
-        return slug
-
-    def clean(self):
-        cleaned = super().clean()
-        occurred, resolved = cleaned.get("occurred_on"), cleaned.get("resolved_on")
-        if occurred and resolved and resolved < occurred:
-            self.add_error("resolved_on", _("The resolved date cannot be before it occurred."))
-        return cleaned
-
-    def derived_slug(self) -> str:
-        """The slug asked for, or one made from the title that no incident has yet."""
-        return self.cleaned_data.get("slug") or incident_new_slug(self.cleaned_data["title"])
+        """The comma-separated names, held to the incident's tag rules."""
+        try:
+            return tag_names_clean(self.cleaned_data["tags"].split(","))
+        except ValidationError as error:
+            raise forms.ValidationError(error.message_dict["tags"]) from None
 
 
 class RecurrenceForm(forms.ModelForm):

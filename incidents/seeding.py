@@ -16,17 +16,15 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext_noop
 
+from common.translated import Seeding, catalog_digest, seeding_for
+from common.translated import SeedResult as ContentSeedResult
 from incidents import logmatch, services
 from incidents.catalog import CatalogIncident, load_catalog
 from incidents.models import TEXT_FIELDS, Incident, Signature
 
 
 @dataclass
-class SeedResult:
-    created: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    kept_edited: list[str] = field(default_factory=list)
+class SeedResult(ContentSeedResult):
     signatures_created: int = 0
     signatures_updated: int = 0
     signatures_retired: int = 0
@@ -55,11 +53,6 @@ def catalog_seed(*, language: str) -> SeedResult:
     return result
 
 
-def _digest(entry: CatalogIncident, language: str) -> str:
-    payload = json.dumps([asdict(entry), language], sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(payload.encode()).hexdigest()
-
-
 def _fields(entry: CatalogIncident, language: str) -> tuple[str, dict, dict]:
     language = language if language in entry.texts else "en"
     text = asdict(entry.text(language))
@@ -81,13 +74,11 @@ def _seed_incident(
     entry: CatalogIncident, language: str, result: SeedResult
 ) -> tuple[Incident, bool]:
     """Create or follow the catalog entry; the incident, and whether this run created it."""
-    digest = _digest(entry, language)
+    digest = catalog_digest(entry, language)
     incident = Incident.objects.filter(slug=entry.slug).first()
-    if incident is not None and incident.catalog_digest == digest:
-        result.unchanged += 1
-        return incident, False
-    if incident is not None and not incident.catalog_digest:
-        result.kept_edited.append(entry.slug)
+    seeding = seeding_for(incident, digest)
+    result.count(seeding, entry.slug)
+    if incident is not None and seeding is not Seeding.UPDATE:
         return incident, False
     text_language, data, translations = _fields(entry, language)
     if incident is None:
@@ -100,7 +91,6 @@ def _seed_incident(
             translations=translations,
             catalog_digest=digest,
         )
-        result.created += 1
         return incident, True
     for name, value in data.items():
         setattr(incident, name, value)
@@ -111,7 +101,6 @@ def _seed_incident(
     )
     incident._change_reason = gettext_noop("catalog update")
     services.incident_save_with_tags(incident, entry.tags)
-    result.updated += 1
     return incident, False
 
 

@@ -9,6 +9,8 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils.translation import get_language
 
+from common.history import HistoryEntry, history_entries
+from common.translation import phrase_text
 from incidents import logmatch
 from incidents.knowledge import knowledge_index
 from incidents.logmatch.signatures import compile_error, re2_options
@@ -20,26 +22,9 @@ from incidents.models import (
     KnowledgeGap,
     Recurrence,
 )
-from incidents.phrasing import phrase_text
 
 SIMILAR_MIN_SCORE = 0.15
 HISTORY_FIELDS = [*EDITABLE_FIELDS, "tag_list"]
-
-
-@dataclass(frozen=True)
-class Change:
-    field: str
-    old: object
-    new: object
-
-
-@dataclass(frozen=True)
-class HistoryEntry:
-    when: object
-    who: object
-    kind: str  # "+" created, "~" changed, "-" deleted
-    reason: str
-    changes: tuple[Change, ...] = ()  # field by field, where the record keeps them
 
 
 def incident_similar(
@@ -64,31 +49,8 @@ def incident_recurrences(*, incident: Incident) -> QuerySet[Recurrence]:
 
 
 def incident_history(*, incident: Incident, limit: int = 30) -> list[HistoryEntry]:
-    """Who changed what and when, newest first, from the history records."""
-    records = list(incident.history.select_related("history_user")[: limit + 1])
-    entries = []
-    for record, previous in zip(records, [*records[1:], None], strict=False):
-        if len(entries) == limit:
-            break
-        changes = ()
-        if previous is not None:
-            delta = record.diff_against(previous, included_fields=HISTORY_FIELDS)
-            changes = tuple(
-                Change(
-                    field=str(Incident._meta.get_field(c.field).verbose_name), old=c.old, new=c.new
-                )
-                for c in delta.changes
-            )
-        entries.append(
-            HistoryEntry(
-                when=record.history_date,
-                who=record.history_user,
-                kind=record.history_type,
-                reason=record.history_change_reason or "",
-                changes=changes,
-            )
-        )
-    return entries
+    """Who changed what and when, newest first."""
+    return history_entries(incident.history, model=Incident, fields=HISTORY_FIELDS, limit=limit)
 
 
 CONTEXT_LINES = 2
@@ -200,7 +162,11 @@ class SignatureTry:
 def signature_try(*, pattern: str, examples: str, sample: str) -> SignatureTry:
     from incidents.services import signature_problems
 
-    problems = tuple(signature_problems(pattern=pattern, examples=examples)) if pattern else ()
+    problems = (
+        tuple(phrase_text(p) for p in signature_problems(pattern=pattern, examples=examples))
+        if pattern
+        else ()
+    )
     lines = sample.splitlines()
     matched: list[tuple[int, str]] = []
     if pattern and not compile_error(pattern):

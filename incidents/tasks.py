@@ -3,7 +3,7 @@
 from celery import shared_task
 from django.utils.translation import gettext as _
 
-from config.database_errors import DATABASE_ERRORS
+from common.database_errors import DATABASE_ERRORS
 
 
 def _analysis_run_failure(self, exc, task_id, args, kwargs, einfo):

@@ -18,7 +18,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
-from config.weeks import WEEK_RE
+from common.weeks import WEEK_RE
 from reports import selectors, services
 from reports.forms import MatrixFilterForm
 from reports.models import WeeklyReport

@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 from pygal.etree import etree
 from pygal.style import Style
 
-from incidents.models import Stage
+from common.choices import Stage
 
 # The stage colours of the pages (build, data, train, serve), darker so they print.
 STAGE_COLOURS = ("#4c6ef5", "#2f9e44", "#f08c00", "#c2255c")

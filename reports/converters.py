@@ -4,7 +4,7 @@ from datetime import date
 
 from django.urls import register_converter
 
-from config.weeks import week_label_of_date, week_parse
+from common.weeks import week_label_of_date, week_parse
 
 
 class IsoWeekConverter:

@@ -29,7 +29,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from accounts.roles import ENGINEER, user_set_role
-from config.weeks import day_start, week_monday
+from common.weeks import day_start, week_monday
 from incidents.models import (
     Analysis,
     AnalysisSuggestion,

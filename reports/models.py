@@ -10,7 +10,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
-from config.weeks import week_label_of_date
+from common.weeks import week_label_of_date
 
 
 class WeeklyReport(models.Model):

@@ -22,7 +22,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from accounts.roles import LEAD
-from config.weeks import week_current, week_label_of_date, week_last_completed
+from common.weeks import week_current, week_label_of_date, week_last_completed
 from reports import selectors
 from reports.models import WeeklyReport
 from reports.permissions import can_review_reports

@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from config.database_errors import DATABASE_ERRORS
+from common.database_errors import DATABASE_ERRORS
 
 
 # A build at 100k incidents takes seconds, and SMTP may be slow: more than the default limits.
@@ -15,7 +15,7 @@ from config.database_errors import DATABASE_ERRORS
 )
 def report_week_publish(week: str | None = None) -> str:
     """The beat entry: build the week that just ended (or `week`, "2026-W48") and mail it."""
-    from config.weeks import week_parse
+    from common.weeks import week_parse
     from reports.services import report_week_publish as publish
 
     return publish(week_start=week_parse(week) if week else None).week

@@ -13,7 +13,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from config.weeks import week_current, week_label_of_date, week_last_completed
+from common.weeks import week_current, week_label_of_date, week_last_completed
 from reports import charts, exports, selectors, services
 from reports.forms import MatrixFilterForm, ReviewForm
 from reports.models import WeeklyReport

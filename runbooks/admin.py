@@ -2,7 +2,6 @@ from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
 from runbooks.models import TEXT_FIELDS, ChecklistRun, Runbook
-from runbooks.services import runbook_mark_edited
 
 
 @admin.register(Runbook)
@@ -15,7 +14,7 @@ class RunbookAdmin(SimpleHistoryAdmin):
         if change:
             # The same rule as the edit page: reseeding keeps it, stale translations go.
             text_changed = bool(set(form.changed_data) & set(TEXT_FIELDS))
-            runbook_mark_edited(runbook=obj, text_changed=text_changed)
+            obj.mark_edited(text_changed=text_changed)
         super().save_model(request, obj, form, change)
 
 

@@ -3,7 +3,7 @@
 from django_filters import rest_framework as filters
 from rest_framework import serializers, viewsets
 
-from incidents.models import Discipline, Stage
+from common.choices import Discipline, Stage
 from runbooks.models import Calculator, ChecklistRun, Runbook
 
 

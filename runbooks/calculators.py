@@ -7,16 +7,18 @@
 * Scaling efficiency: with per-card compute time T and exposed communication time C per
   step, efficiency ≈ 1 / (1 + C/T).
 
-Bad input raises `CalculatorInputError` carrying one `Problem` per input at fault. Messages
-are English templates marked with `gettext_noop` so that `makemessages` collects them; a
-caller with a translation catalog translates `message` first, then fills in `params`.
+Bad input raises `CalculatorInputError` carrying one `Problem` per input at fault, whose
+`phrase` is an English `common.phrases.Phrase` that the web says again in the reader's
+language.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
+
+from common.phrases import Phrase, gettext_noop
 
 MEMORY_UNITS = {"MiB": 1.0, "GiB": 1024.0}
 TIME_UNITS = {"ms": 1.0, "s": 1000.0}
@@ -35,19 +37,13 @@ GOOD_EFFICIENCY = 0.9
 FAIR_EFFICIENCY = 0.7
 
 
-def gettext_noop(message: str) -> str:
-    """Mark `message` for translation without translating it here."""
-    return message
-
-
 @dataclass(frozen=True)
 class Problem:
     field: str | None  # the input at fault; None when it is the inputs taken together
-    message: str  # English template with %(name)s placeholders
-    params: dict[str, str] = field(default_factory=dict)
+    phrase: Phrase
 
     def __str__(self) -> str:
-        return self.message % self.params
+        return str(self.phrase)
 
 
 class CalculatorInputError(ValueError):
@@ -283,7 +279,7 @@ class _Reader:
         self.problems: list[Problem] = []
 
     def add(self, name: str | None, message: str, **params: str) -> None:
-        self.problems.append(Problem(field=name, message=message, params=params))
+        self.problems.append(Problem(field=name, phrase=Phrase(message, **params)))
 
     def raise_problems(self) -> None:
         if self.problems:

@@ -6,10 +6,10 @@ from datetime import datetime
 
 from django import forms
 from django.conf import settings
-from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from incidents.models import Discipline, Stage
+from common.choices import Discipline, Stage
+from common.translation import phrase_text
 from runbooks import calculators
 from runbooks.models import MAX_STEPS, STEP_LIMITS, Calculator, ChecklistRun, Kind, StepText
 
@@ -58,7 +58,7 @@ class CalculatorForm(forms.Form):
         except calculators.CalculatorInputError as error:
             for problem in error.problems:
                 field = problem.field if problem.field in self.fields else None
-                self.add_error(field, gettext(problem.message) % problem.params)
+                self.add_error(field, phrase_text(problem.phrase))
         return cleaned
 
 

@@ -13,8 +13,9 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
-from config.weeks import week_label_of_moment
-from incidents.models import Discipline, Stage
+from common.choices import Discipline, Stage
+from common.translated import TranslatedContent
+from common.weeks import week_label_of_moment
 
 # The text that exists in every language a runbook is shown in.
 TEXT_FIELDS = ("title", "summary", "steps")
@@ -89,7 +90,9 @@ class RunbookText:
     translated: bool
 
 
-class Runbook(models.Model):
+class Runbook(TranslatedContent):
+    TEXT_FIELDS = TEXT_FIELDS
+
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
     kind = models.CharField(_("kind"), max_length=20, choices=Kind)
     stage = models.CharField(_("stage"), max_length=10, choices=Stage, blank=True)
@@ -98,12 +101,6 @@ class Runbook(models.Model):
     title = models.CharField(_("title"), max_length=200)
     summary = models.TextField(_("summary"), max_length=4000, validators=[MaxLengthValidator(4000)])
     steps = models.JSONField(_("steps"), default=list, validators=[validate_steps])
-    # As on incidents: the language the text is written in, and the same text in other
-    # languages ({"zh-hans": {"title": …, "summary": …, "steps": […]}}) for shipped runbooks.
-    language = models.CharField(_("language"), max_length=10, choices=settings.LANGUAGES)
-    translations = models.JSONField(default=dict, blank=True, editable=False)
-    # Digest of the catalog entry this runbook was last seeded with; "" once a person edits it.
-    catalog_digest = models.CharField(max_length=64, blank=True, editable=False)
     position = models.PositiveIntegerField(_("position"), default=0)
     created_at = models.DateTimeField(_("created"), default=timezone.now, editable=False)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
@@ -127,8 +124,7 @@ class Runbook(models.Model):
 
     def text(self, language: str) -> RunbookText:
         """The title, summary and steps in `language` when a translation exists, else as written."""
-        other = self.translations.get(language) if language != self.language else None
-        source = other or {name: getattr(self, name) for name in TEXT_FIELDS}
+        source, shown_in, translated = self.text_in(language)
         return RunbookText(
             title=source.get("title", ""),
             summary=source.get("summary", ""),
@@ -141,8 +137,8 @@ class Runbook(models.Model):
                 )
                 for index, step in enumerate(source.get("steps", ()))
             ),
-            language=language if other else self.language,
-            translated=bool(other),
+            language=shown_in,
+            translated=translated,
         )
 
 

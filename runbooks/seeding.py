@@ -6,24 +6,15 @@ untouched one follows the catalog when the catalog itself changes.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 
 from django.db import transaction
 from django.utils.translation import gettext_noop
 
+from common.translated import Seeding, SeedResult, catalog_digest, seeding_for
 from runbooks.catalog import CatalogRunbook, load_runbooks
 from runbooks.models import Runbook
 from runbooks.services import steps_normalize
-
-
-@dataclass
-class SeedResult:
-    created: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    kept_edited: list[str] = field(default_factory=list)
 
 
 def runbook_catalog_seed(*, language: str) -> SeedResult:
@@ -32,11 +23,6 @@ def runbook_catalog_seed(*, language: str) -> SeedResult:
         with transaction.atomic():
             _seed_runbook(entry, language, position, result)
     return result
-
-
-def _digest(entry: CatalogRunbook, language: str) -> str:
-    payload = json.dumps([asdict(entry), language], sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(payload.encode()).hexdigest()
 
 
 def _text(entry: CatalogRunbook, language: str) -> dict:
@@ -63,27 +49,23 @@ def _fields(entry: CatalogRunbook, language: str, position: int) -> dict:
 
 
 def _seed_runbook(entry: CatalogRunbook, language: str, position: int, result: SeedResult) -> None:
-    digest = _digest(entry, language)
+    digest = catalog_digest(entry, language)
     runbook = Runbook.objects.filter(slug=entry.slug).first()
     if runbook is not None and runbook.position != position:
         # Where a runbook sits in the list is not content: follow the catalog, edited or not,
         # without a history entry.
         Runbook.objects.filter(pk=runbook.pk).update(position=position)
-    if runbook is not None and runbook.catalog_digest == digest:
-        result.unchanged += 1
-        return
-    if runbook is not None and not runbook.catalog_digest:
-        result.kept_edited.append(entry.slug)
-        return
-    if runbook is None:
-        runbook = Runbook(slug=entry.slug)
-        reason, counter = gettext_noop("created"), "created"
+    seeding = seeding_for(runbook, digest)
+    result.count(seeding, entry.slug)
+    if seeding is Seeding.CREATE:
+        runbook, reason = Runbook(slug=entry.slug), gettext_noop("created")
+    elif seeding is Seeding.UPDATE:
+        reason = gettext_noop("catalog update")
     else:
-        reason, counter = gettext_noop("catalog update"), "updated"
+        return
     for name, value in _fields(entry, language, position).items():
         setattr(runbook, name, value)
     runbook.catalog_digest = digest
     runbook.full_clean()
     runbook._change_reason = reason
     runbook.save()
-    setattr(result, counter, getattr(result, counter) + 1)

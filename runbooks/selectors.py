@@ -8,8 +8,8 @@ from datetime import date
 from django.db.models import Q, QuerySet
 from django.utils.translation import gettext_lazy as _
 
-from config.weeks import week_bounds
-from incidents.selectors import HistoryEntry
+from common.history import HistoryEntry, history_entries
+from common.weeks import week_bounds
 from runbooks.models import RHYTHM_SLUG, ChecklistRun, Kind, Runbook, RunbookText
 
 KIND_HEADINGS = {
@@ -82,15 +82,7 @@ def runbook_recent_runs(*, runbook: Runbook, limit: int = RECENT_RUNS) -> QueryS
 
 def runbook_history(*, runbook: Runbook, limit: int = HISTORY_ENTRIES) -> list[HistoryEntry]:
     """Who changed the runbook and when, newest first."""
-    return [
-        HistoryEntry(
-            when=record.history_date,
-            who=record.history_user,
-            kind=record.history_type,
-            reason=record.history_change_reason or "",
-        )
-        for record in runbook.history.select_related("history_user")[:limit]
-    ]
+    return history_entries(runbook.history, model=Runbook, limit=limit)
 
 
 def checklist_run_list() -> QuerySet[ChecklistRun]:

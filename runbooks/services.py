@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from config.weeks import week_label_of_moment
+from common.weeks import week_label_of_moment
 from runbooks.models import STEP_KEYS, TEXT_FIELDS, ChecklistRun, Runbook
 
 CLASSIFICATION_FIELDS = ("kind", "stage", "discipline", "calculator")
@@ -28,14 +28,6 @@ def steps_normalize(steps: Iterable[Mapping[str, str]]) -> list[dict[str, str]]:
         }
         for step in steps
     ]
-
-
-def runbook_mark_edited(*, runbook: Runbook, text_changed: bool) -> None:
-    """A person changed this runbook: reseeding must leave it alone, and translations of text
-    that changed no longer say the same thing (the history keeps them). Does not save."""
-    runbook.catalog_digest = ""
-    if text_changed:
-        runbook.translations = {}
 
 
 @transaction.atomic
@@ -85,7 +77,7 @@ def runbook_update(
         runbook.language = shown.language
     for name, value in classification.items():
         setattr(runbook, name, value)
-    runbook_mark_edited(runbook=runbook, text_changed=text_changed)
+    runbook.mark_edited(text_changed=text_changed)
     runbook.full_clean()
     runbook._history_user = actor
     runbook._change_reason = gettext_noop("edited")

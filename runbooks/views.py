@@ -9,7 +9,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from incidents.htmx import htmx_partial
+from common.htmx import htmx_partial
 from runbooks import selectors, services
 from runbooks.forms import (
     ChecklistRunForm,

@@ -3,17 +3,18 @@ from django.utils.translation import gettext as _
 from rest_framework import serializers
 
 from incidents.models import Analysis, Feedback, Incident, KnowledgeGap, Recurrence, Signature
+from incidents.models.incident import MAX_TAG_LENGTH, MAX_TAGS
 
 
 class TagNamesField(serializers.ListField):
-    child = serializers.CharField(max_length=40)
+    child = serializers.CharField(max_length=MAX_TAG_LENGTH)
 
     def to_representation(self, value):
         return [tag.name for tag in value.all()]
 
 
 class IncidentSerializer(serializers.ModelSerializer):
-    tags = TagNamesField(required=False, max_length=12)
+    tags = TagNamesField(required=False, max_length=MAX_TAGS)
     reporter = serializers.CharField(
         source="reporter.username", read_only=True, default=None, allow_null=True
     )
@@ -57,25 +58,7 @@ class IncidentSerializer(serializers.ModelSerializer):
     def validate_slug(self, value):
         if self.instance is not None and value != self.instance.slug:
             raise serializers.ValidationError(_("The slug of an incident cannot change."))
-        if self.instance is None and Incident.objects.filter(slug=value).exists():
-            raise serializers.ValidationError(
-                _("An incident with the slug “%(slug)s” already exists.") % {"slug": value}
-            )
         return value
-
-    def validate_root_cause(self, value):
-        if "\n" in value.strip():
-            raise serializers.ValidationError(_("Keep the root cause to one sentence on one line."))
-        return value.strip()
-
-    def validate(self, attrs):
-        occurred = attrs.get("occurred_on", getattr(self.instance, "occurred_on", None))
-        resolved = attrs.get("resolved_on", getattr(self.instance, "resolved_on", None))
-        if occurred and resolved and resolved < occurred:
-            raise serializers.ValidationError(
-                {"resolved_on": [_("The resolved date cannot be before it occurred.")]}
-            )
-        return attrs
 
 
 class SignatureSerializer(serializers.ModelSerializer):

@@ -46,7 +46,7 @@ class IncidentViewSet(viewsets.ModelViewSet):
     def perform_create(self, serializer):
         data = dict(serializer.validated_data)
         tags = data.pop("tags", [])
-        slug = data.pop("slug", "") or services.incident_new_slug(data["title"])
+        slug = data.pop("slug", "")
         serializer.instance = services.incident_create(
             data=data, reporter=self.request.user, language=get_language(), slug=slug, tags=tags
         )

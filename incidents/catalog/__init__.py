@@ -10,13 +10,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from common.vocabulary import LANGUAGES
 from incidents.logmatch import IncidentSpec, SignatureSpec
 
 CATALOG_PATH = Path(__file__).with_name("incidents.toml")
-LANGUAGES = ("en", "zh-hans")
-STAGES = ("build", "data", "train", "serve")
-DISCIPLINES = ("version-lock", "validate-first", "tiny-sample", "reconcile")
-SEVERITIES = ("low", "medium", "high", "critical")
 # What the engine's text similarity reads besides an incident's title and symptom: these
 # columns in the incident's own language, and these of each translation.
 DESCRIBED = ("root_cause", "remedy", "prevention", "environment")
@@ -60,13 +57,14 @@ def load_catalog(path: Path = CATALOG_PATH) -> list[CatalogIncident]:
     return [_incident(raw) for raw in data["incident"]]
 
 
-def tag_names_clean(names: Iterable[str]) -> list[str]:
+def tag_names_normalized(names: Iterable[str]) -> list[str]:
+    """Tag names trimmed, in lower case, sorted, each once."""
     return sorted({name.strip().lower() for name in names if name.strip()})
 
 
 def tag_list_text(names: Iterable[str]) -> str:
     """Tags as an incident stores them for its history and the engine: "a, b, c"."""
-    return ", ".join(tag_names_clean(names))
+    return ", ".join(tag_names_normalized(names))
 
 
 def incident_description(
@@ -100,7 +98,7 @@ def _incident(raw: dict) -> CatalogIncident:
         discipline=raw["discipline"],
         severity=raw.get("severity", "medium"),
         tags=tuple(raw.get("tags", ())),
-        texts={lang: CatalogText(**raw[lang]) for lang in LANGUAGES if lang in raw},
+        texts={lang: _text(raw[lang]) for lang in LANGUAGES if lang in raw},
         signatures=tuple(
             CatalogSignature(
                 key=sig["key"],
@@ -111,3 +109,9 @@ def _incident(raw: dict) -> CatalogIncident:
             for sig in raw.get("signatures", ())
         ),
     )
+
+
+def _text(raw: dict) -> CatalogText:
+    # Trailing newlines are an artefact of TOML's multi-line strings, and a form would strip
+    # them: kept, they would make an unchanged form look like an edit.
+    return CatalogText(**{name: value.strip() for name, value in raw.items()})

@@ -7,7 +7,6 @@ or print `report_as_dict(report)`; `check_signature` validates a pattern before 
 
 from .analyze import KnowledgeIndex, analyze, build_index, report_as_dict
 from .benign import LineCorpus, benign_corpus, benign_lines
-from .phrases import Phrase
 from .reading import read_input
 from .redact import redact
 from .signatures import check_signature
@@ -42,7 +41,6 @@ __all__ = [
     "Limits",
     "Line",
     "LineCorpus",
-    "Phrase",
     "Report",
     "SignatureSpec",
     "Suggestion",

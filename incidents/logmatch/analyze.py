@@ -10,9 +10,10 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from common.phrases import phrase_dict
+
 from .benign import benign_lines
 from .levels import classify
-from .phrases import phrase_dict
 from .ranking import (
     Clue,
     Tail,

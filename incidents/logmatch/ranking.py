@@ -25,8 +25,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from common.phrases import Phrase, gettext_noop
+
 from .generic import follows_frame, is_generic
-from .phrases import Phrase, gettext_noop
 from .signatures import Hit
 from .similarity import SimilarityIndex
 from .templates import mask_line

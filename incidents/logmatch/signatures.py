@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 
 import re2
 
+from common.phrases import Phrase, gettext_noop
+
 from .generic import GENERIC_SAMPLES
 from .templates import mask_line
 from .types import IncidentSpec, SignatureSpec
@@ -343,7 +345,7 @@ def check_signature(
     examples: Sequence[str],
     benign: LineCorpus | None,
     max_benign_share: float = 0.01,
-) -> list[str]:
+) -> list[Phrase]:
     """Problems that should stop `pattern` from being saved, in words; empty when it is fine.
 
     Checks that it compiles in RE2 (with RE2's reason when not), does not match the empty
@@ -352,37 +354,64 @@ def check_signature(
     """
     error = compile_error(pattern)
     if error:
-        return [f"Does not compile in RE2: {error}."]
-    problems: list[str] = []
+        return [Phrase(gettext_noop("Does not compile in RE2: %(reason)s."), reason=error)]
+    problems: list[Phrase] = []
     compiled = re2.compile(pattern, re2_options())
     if compiled.search("") is not None:
         problems.append(
-            "Matches the empty string, so it would fire on every line: make it require text."
+            Phrase(
+                gettext_noop(
+                    "Matches the empty string, so it would fire on every line: "
+                    "make it require text."
+                )
+            )
         )
     if not examples:
-        problems.append("Has no examples: add at least one real log line it must match.")
+        problems.append(
+            Phrase(gettext_noop("Has no examples: add at least one real log line it must match."))
+        )
     else:
         missed = [number for number, line in enumerate(examples, 1) if not compiled.search(line)]
         if len(missed) == len(examples):
-            problems.append(f"Matches none of its {len(examples)} example(s).")
+            problems.append(
+                Phrase(gettext_noop("Matches none of its %(n)s example(s)."), n=str(len(examples)))
+            )
         else:
             problems += [
-                f"Does not match its example {number}: {_quote(examples[number - 1])}."
+                Phrase(
+                    gettext_noop("Does not match its example %(n)s: %(line)s."),
+                    n=str(number),
+                    line=_quote(examples[number - 1]),
+                )
                 for number in missed
             ]
     generic = [line for line in GENERIC_SAMPLES if compiled.search(line)]
     if generic:
         problems.append(
-            f"Matches a generic line that proves nothing alone: {_quote(generic[0])}; "
-            "require the text that names the cause."
+            Phrase(
+                gettext_noop(
+                    "Matches a generic line that proves nothing alone: %(line)s; "
+                    "require the text that names the cause."
+                ),
+                line=_quote(generic[0]),
+            )
         )
     if benign:
         fired = benign.fired(pattern)
         share = len(fired) / len(benign)
         if share > max_benign_share:
             problems.append(
-                f"Fires on {len(fired):,} of {len(benign):,} lines of healthy logs "
-                f"({share:.1%}; the limit is {max_benign_share:.1%}), e.g. {_quote(fired[0])}."
+                Phrase(
+                    gettext_noop(
+                        "Fires on %(fired)s of %(total)s lines of healthy logs (%(share)s; "
+                        "the limit is %(limit)s), e.g. %(line)s."
+                    ),
+                    fired=f"{len(fired):,}",
+                    total=f"{len(benign):,}",
+                    share=f"{share:.1%}",
+                    limit=f"{max_benign_share:.1%}",
+                    line=_quote(fired[0]),
+                )
             )
     return problems
 

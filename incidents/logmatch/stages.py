@@ -33,10 +33,10 @@ from operator import add
 
 import re2
 
-from .digits import ALL_DIGITS, text_byte_keys
-from .phrases import Phrase, gettext_noop
+from common.phrases import Phrase, gettext_noop
+from common.vocabulary import STAGES
 
-STAGES = ("build", "data", "train", "serve")
+from .digits import ALL_DIGITS, text_byte_keys
 
 # fmt: off
 # (stage, what it means, pattern on the normalised path). First match wins.

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import fmean
 
-from .phrases import Phrase, gettext_noop
+from common.phrases import Phrase, gettext_noop
 
 WINDOW = 20  # latest loss values read
 MIN_POINTS = 6  # fewer say nothing about a trend

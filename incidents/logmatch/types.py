@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from .phrases import Phrase, gettext_noop
+from common.phrases import Phrase, gettext_noop
 
 
 class Level(StrEnum):

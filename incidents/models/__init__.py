@@ -8,13 +8,10 @@ from incidents.models.analysis import (
 from incidents.models.incident import (
     EDITABLE_FIELDS,
     TEXT_FIELDS,
-    Discipline,
     Incident,
     IncidentText,
     Recurrence,
-    Severity,
     Signature,
-    Stage,
     Tag,
 )
 
@@ -23,15 +20,12 @@ __all__ = [
     "TEXT_FIELDS",
     "Analysis",
     "AnalysisSuggestion",
-    "Discipline",
     "Feedback",
     "Incident",
     "IncidentText",
     "KnowledgeGap",
     "KnowledgeRescore",
     "Recurrence",
-    "Severity",
     "Signature",
-    "Stage",
     "Tag",
 ]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxLengthValidator
 from django.db import models
 from django.urls import reverse
@@ -12,29 +14,10 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
+from common.choices import Discipline, Severity, Stage
+from common.translated import TranslatedContent
+from incidents.catalog import tag_names_normalized
 from incidents.querysets import IncidentQuerySet, SignatureQuerySet
-
-
-class Stage(models.TextChoices):
-    BUILD = "build", _("Build")
-    DATA = "data", _("Data")
-    TRAIN = "train", _("Train")
-    SERVE = "serve", _("Serve")
-
-
-class Discipline(models.TextChoices):
-    VERSION_LOCK = "version-lock", _("Version lock")
-    VALIDATE_FIRST = "validate-first", _("Validate first")
-    TINY_SAMPLE = "tiny-sample", _("Tiny-sample trial run")
-    RECONCILE = "reconcile", _("Artifact reconciliation")
-
-
-class Severity(models.TextChoices):
-    LOW = "low", _("Low")
-    MEDIUM = "medium", _("Medium")
-    HIGH = "high", _("High")
-    CRITICAL = "critical", _("Critical")
-
 
 # The text columns that exist in every language an incident is shown in.
 TEXT_FIELDS = ("title", "symptom", "root_cause", "remedy", "prevention", "environment")
@@ -78,8 +61,36 @@ class Tag(models.Model):
         return self.name
 
 
-class Incident(models.Model):
-    slug = models.SlugField(_("slug"), max_length=80, unique=True)
+MAX_TAGS = 12
+MAX_TAG_LENGTH = 40
+
+
+def tag_names_clean(names: Iterable[str]) -> list[str]:
+    """Tag names as an incident keeps them: trimmed, lower case, sorted, each once; at most
+    MAX_TAGS of at most MAX_TAG_LENGTH characters, else a ValidationError on `tags`."""
+    cleaned = tag_names_normalized(names)
+    if len(cleaned) > MAX_TAGS:
+        raise ValidationError({"tags": _("At most %(n)d tags.") % {"n": MAX_TAGS}})
+    too_long = [name for name in cleaned if len(name) > MAX_TAG_LENGTH]
+    if too_long:
+        raise ValidationError(
+            {
+                "tags": _("Tags are at most %(n)d characters: %(tags)s")
+                % {"n": MAX_TAG_LENGTH, "tags": ", ".join(too_long)}
+            }
+        )
+    return cleaned
+
+
+class Incident(TranslatedContent):
+    TEXT_FIELDS = TEXT_FIELDS
+
+    slug = models.SlugField(
+        _("slug"),
+        max_length=80,
+        unique=True,
+        error_messages={"unique": _("An incident with this slug already exists.")},
+    )
     title = models.CharField(_("title"), max_length=200)
     symptom = models.TextField(_("symptom"), max_length=4000, validators=[MaxLengthValidator(4000)])
     root_cause = models.CharField(_("root cause"), max_length=500)
@@ -108,14 +119,8 @@ class Incident(models.Model):
         blank=True,
         related_name="reported_incidents",
     )
-    # The language the text columns are written in, and the same columns in other
-    # languages ({"zh-hans": {"title": …, …}}) for incidents shipped with the product.
-    language = models.CharField(_("language"), max_length=10, choices=settings.LANGUAGES)
-    translations = models.JSONField(default=dict, blank=True, editable=False)
     recurrence_count = models.PositiveIntegerField(_("recurrences"), default=0, editable=False)
     search_document = models.TextField(blank=True, editable=False)
-    # Digest of the catalog text this incident was last seeded with; "" once a person edits it.
-    catalog_digest = models.CharField(max_length=64, blank=True, editable=False)
     created_at = models.DateTimeField(_("created"), default=timezone.now, editable=False)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
 
@@ -151,14 +156,24 @@ class Incident(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("incidents:incident-detail", kwargs={"slug": self.slug})
 
+    def clean(self) -> None:
+        """The rules of an incident, whoever files or edits it (page, API, admin, seed)."""
+        self.root_cause = self.root_cause.strip()
+        errors = {}
+        if "\n" in self.root_cause:
+            errors["root_cause"] = _("Keep the root cause to one sentence on one line.")
+        if self.occurred_on and self.resolved_on and self.resolved_on < self.occurred_on:
+            errors["resolved_on"] = _("The resolved date cannot be before it occurred.")
+        if errors:
+            raise ValidationError(errors)
+
     def text(self, language: str) -> IncidentText:
         """The text columns in `language` when a translation exists, else as written."""
-        other = self.translations.get(language) if language != self.language else None
-        source = other or {name: getattr(self, name) for name in TEXT_FIELDS}
+        source, shown_in, translated = self.text_in(language)
         return IncidentText(
             **{name: source.get(name, "") for name in TEXT_FIELDS},
-            language=language if other else self.language,
-            translated=bool(other),
+            language=shown_in,
+            translated=translated,
         )
 
     def build_search_document(self, tag_names: list[str]) -> str:

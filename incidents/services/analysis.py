@@ -26,7 +26,8 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from kombu.exceptions import KombuError
 
-from config.database_errors import DATABASE_ERRORS
+from common.database_errors import DATABASE_ERRORS
+from common.translation import error_text
 from incidents import logmatch
 from incidents.knowledge import feedback_map, knowledge_index, knowledge_version
 from incidents.models import (
@@ -38,7 +39,6 @@ from incidents.models import (
     KnowledgeRescore,
     Signature,
 )
-from incidents.phrasing import error_text
 from incidents.services.incident import incident_record_recurrence
 
 log = logging.getLogger(__name__)

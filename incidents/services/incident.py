@@ -7,15 +7,18 @@ from datetime import date
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext_noop
 
+from common.phrases import Phrase
+from common.translation import phrase_text
 from incidents import logmatch
-from incidents.catalog import tag_list_text, tag_names_clean
+from incidents.catalog import tag_list_text
 from incidents.models import TEXT_FIELDS, Incident, KnowledgeGap, Recurrence, Signature, Tag
+from incidents.models.incident import tag_names_clean
 from incidents.services.knowledge import knowledge_changed
 
 INCIDENT_FIELDS = (
@@ -26,6 +29,8 @@ INCIDENT_FIELDS = (
     "occurred_on",
     "resolved_on",
 )
+# A slug made from a title that another filing takes at the same moment: try the next one.
+SLUG_ATTEMPTS = 5
 
 
 def incident_new_slug(title: str) -> str:
@@ -39,9 +44,8 @@ def incident_new_slug(title: str) -> str:
 
 
 def tags_from_names(names: Iterable[str]) -> list[Tag]:
-    cleaned = tag_names_clean(names)
-    existing = {tag.name: tag for tag in Tag.objects.filter(name__in=cleaned)}
-    return [existing.get(name) or Tag.objects.create(name=name) for name in cleaned]
+    existing = {tag.name: tag for tag in Tag.objects.filter(name__in=names)}
+    return [existing.get(name) or Tag.objects.create(name=name) for name in names]
 
 
 def incident_index(*, incident: Incident) -> None:
@@ -52,70 +56,83 @@ def incident_index(*, incident: Incident) -> None:
 
 
 def incident_save_with_tags(incident: Incident, tags: Iterable[str] | None) -> None:
-    """One save, hence one history record, that includes the tag names."""
-    if tags is not None:
-        names = tag_names_clean(tags)
+    """Validate and save; one save, hence one history record, that includes the tag names."""
+    names = tag_names_clean(tags) if tags is not None else None
+    if names is not None:
         incident.tag_list = tag_list_text(names)
     incident.full_clean()
     incident.save()
-    if tags is not None:
+    if names is not None:
         incident.tags.set(tags_from_names(names))
     incident_index(incident=incident)
     knowledge_changed()
 
 
-@transaction.atomic
 def incident_create(
     *,
     data: Mapping[str, Any],
     reporter,
     language: str,
-    slug: str,
+    slug: str = "",
     tags: Iterable[str] = (),
     translations: Mapping[str, Mapping[str, str]] | None = None,
     catalog_digest: str = "",
     gap: KnowledgeGap | None = None,
 ) -> Incident:
-    """File an incident; filed from a knowledge gap, the gap now points at it."""
-    incident = Incident(
-        slug=slug,
-        reporter=reporter,
-        language=language,
-        translations=dict(translations or {}),
-        catalog_digest=catalog_digest,
-        **{name: data[name] for name in INCIDENT_FIELDS if name in data},
+    """File an incident; filed from a knowledge gap, the gap now points at it.
+
+    Without a `slug` one is made from the title; when a filing at the same moment takes it
+    (a double submit), the next free one is used. A `slug` that is taken is refused.
+    """
+    for _attempt in range(SLUG_ATTEMPTS):
+        incident = Incident(
+            slug=slug or incident_new_slug(str(data.get("title", ""))),
+            reporter=reporter,
+            language=language,
+            translations=dict(translations or {}),
+            catalog_digest=catalog_digest,
+            **{name: data[name] for name in INCIDENT_FIELDS if name in data},
+        )
+        incident._change_reason = gettext_noop("created")
+        try:
+            with transaction.atomic():
+                incident_save_with_tags(incident, tags)
+                if gap is not None:
+                    KnowledgeGap.objects.filter(pk=gap.pk).update(incident=incident)
+        except IntegrityError:
+            if not Incident.objects.filter(slug=incident.slug).exists():
+                raise
+            if slug:
+                raise _slug_taken() from None
+            continue  # another filing took the slug made from the same title
+        return incident
+    raise _slug_taken()
+
+
+def _slug_taken() -> ValidationError:
+    return ValidationError(
+        {"slug": Incident._meta.get_field("slug").error_messages["unique"]}, code="unique"
     )
-    incident._change_reason = gettext_noop("created")
-    incident_save_with_tags(incident, tags)
-    if gap is not None:
-        KnowledgeGap.objects.filter(pk=gap.pk).update(incident=incident)
-    return incident
 
 
 @transaction.atomic
 def incident_update(
     *, incident: Incident, data: Mapping[str, Any], tags: Iterable[str] | None = None, actor
 ) -> Incident:
-    """Apply a person's edit. Edited text no longer matches its shipped translations or its
-    catalog entry, so both are let go (the history keeps them)."""
+    """Apply a person's edit to the stored incident (what `incident` holds in memory, which a
+    form may already have changed, is not trusted). Edited text no longer matches its shipped
+    translations or its catalog entry, so both are let go (the history keeps them)."""
+    incident = Incident.objects.select_for_update().get(pk=incident.pk)
     text_changed = any(
         name in data and data[name] != getattr(incident, name) for name in TEXT_FIELDS
     )
     for name in INCIDENT_FIELDS:
         if name in data:
             setattr(incident, name, data[name])
-    incident_mark_edited(incident=incident, text_changed=text_changed)
+    incident.mark_edited(text_changed=text_changed)
     incident._history_user = actor
     incident_save_with_tags(incident, tags)
     return incident
-
-
-def incident_mark_edited(*, incident: Incident, text_changed: bool) -> None:
-    """A person changed this incident: reseeding must never overwrite it, and translations of
-    text that changed no longer translate it (the history keeps them). Not saved here."""
-    incident.catalog_digest = ""
-    if text_changed:
-        incident.translations = {}
 
 
 def incident_delete(*, incident: Incident) -> None:
@@ -139,7 +156,7 @@ def incident_record_recurrence(
     return recurrence
 
 
-def signature_problems(*, pattern: str, examples: str) -> list[str]:
+def signature_problems(*, pattern: str, examples: str) -> list[Phrase]:
     """Why an expression may not be saved: RE2 syntax, empty matches, its own examples, and
     the benign reference corpus (healthy logs it must stay quiet on)."""
     return logmatch.check_signature(
@@ -153,7 +170,7 @@ def _signature_save(signature: Signature, actor) -> Signature:
     signature.full_clean()
     problems = signature_problems(pattern=signature.pattern, examples=signature.examples)
     if problems:
-        raise ValidationError({"pattern": problems})
+        raise ValidationError({"pattern": [phrase_text(problem) for problem in problems]})
     signature._history_user = actor
     signature.save()
     knowledge_changed()

@@ -1,7 +1,7 @@
 from django import template
 from django.utils.translation import get_language
 
-from incidents.models import Stage
+from common.choices import Stage
 
 register = template.Library()
 

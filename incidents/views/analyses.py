@@ -6,9 +6,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from common.htmx import htmx_partial
 from incidents import selectors, services
 from incidents.forms import AnalysisForm, FeedbackForm
-from incidents.htmx import htmx_partial
 from incidents.models import Analysis, Incident
 
 

@@ -60,7 +60,7 @@ def incident_create(request):
                 data=data,
                 reporter=request.user,
                 language=get_language(),
-                slug=form.derived_slug(),
+                slug=data.get("slug", ""),
                 tags=data["tags"],
                 gap=gap,
             )
@@ -82,7 +82,7 @@ def incident_edit(request, slug):
         data = form.cleaned_data
         try:
             services.incident_update(
-                incident=Incident.objects.get(pk=incident.pk),
+                incident=incident,
                 data=data,
                 tags=data["tags"],
                 actor=request.user,

@@ -20,16 +20,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
 
-from config.weeks import day_start
-from incidents.models import (
-    TEXT_FIELDS,
-    Analysis,
-    Discipline,
-    Feedback,
-    Incident,
-    Recurrence,
-    Stage,
-)
+from common.choices import Discipline, Stage
+from common.weeks import day_start
+from incidents.models import TEXT_FIELDS, Analysis, Feedback, Incident, Recurrence
 from reports.condense import (
     condense_prevention,
     condense_remedy,

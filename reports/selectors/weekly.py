@@ -12,17 +12,9 @@ from django.db import connections
 from django.db.models import Count, F, Max, Q, QuerySet
 from django.db.models.fields.json import KT
 
-from config.weeks import week_bounds, week_label_of_date
-from incidents.models import (
-    Analysis,
-    Discipline,
-    Feedback,
-    Incident,
-    KnowledgeGap,
-    Recurrence,
-    Signature,
-    Stage,
-)
+from common.choices import Discipline, Stage
+from common.weeks import week_bounds, week_label_of_date
+from incidents.models import Analysis, Feedback, Incident, KnowledgeGap, Recurrence, Signature
 from reports.models import WeeklyReport
 
 LIST_LIMIT = 20

@@ -10,7 +10,7 @@ from typing import Any
 
 from django.urls import reverse
 
-from incidents.models import Discipline, Stage
+from common.choices import Discipline, Stage
 from runbooks.selectors import rhythm_runs_for_week
 
 

@@ -1,8 +1,8 @@
 """The runbooks shipped with the product, read from `runbooks.toml`.
 
 Plain Python (no Django): the seed command, the runbook pages and the tests all read it here.
-Stages and disciplines are the incident catalog's own, so a runbook and an incident that name
-the same stage or discipline always agree.
+Stages and disciplines are the product's one vocabulary (`common.vocabulary`), so a runbook and
+an incident that name the same stage or discipline always agree.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from incidents.catalog import DISCIPLINES, LANGUAGES, STAGES
+from common.vocabulary import DISCIPLINES, LANGUAGES, STAGES
 
 RUNBOOKS_PATH = Path(__file__).with_name("runbooks.toml")
 KINDS = ("diagnose", "checklist", "trial", "rhythm", "guide")

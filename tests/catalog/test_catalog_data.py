@@ -12,14 +12,8 @@ from pathlib import Path
 import pytest
 import re2
 
-from incidents.catalog import (
-    DISCIPLINES,
-    LANGUAGES,
-    SEVERITIES,
-    STAGES,
-    CatalogIncident,
-    load_catalog,
-)
+from common.vocabulary import DISCIPLINES, LANGUAGES, SEVERITIES, STAGES
+from incidents.catalog import CatalogIncident, load_catalog
 
 REPO = Path(__file__).resolve().parents[2]
 BENIGN_DIR = REPO / "incidents" / "logmatch" / "benign"

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from config.weeks import week_label_of_date, week_last_completed
+from common.weeks import week_label_of_date, week_last_completed
 from tests.e2e.conftest import ARTIFACTS
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -114,3 +114,30 @@ def test_it_prefills_a_draft_from_the_query_string(alice_client):
     url = reverse("incidents:incident-create") + "?symptom=ERROR+(nnet3-train)&stage=train"
     body = alice_client.get(url).content.decode()
     assert "ERROR (nnet3-train)" in body
+
+
+def _as_posted(incident: Incident, **changes) -> dict:
+    fields = [name for name in VALID if name != "tags"]
+    payload = {name: getattr(incident, name) or "" for name in fields}
+    return {**payload, "tags": incident.tag_list, **changes}
+
+
+def test_a_page_edit_compares_with_the_stored_incident_not_with_the_form(lena_client, catalog):
+    """The form writes onto the instance it was given before the service sees it: the
+    service must tell changed text from the stored row, or translations would be kept for
+    text that no longer says the same thing."""
+    url = reverse("incidents:incident-edit", args=["disk-full"])
+    incident = Incident.objects.get(slug="disk-full")
+    assert "zh-hans" in incident.translations
+
+    lena_client.post(url, _as_posted(incident, severity="critical"))
+    incident.refresh_from_db()
+    assert incident.severity == "critical"
+    assert "zh-hans" in incident.translations  # the text is as shipped: still translated
+
+    lena_client.post(url, _as_posted(incident, remedy="our own cleanup script"))
+    incident.refresh_from_db()
+    assert incident.remedy == "our own cleanup script"
+    assert incident.translations == {}
+    page = lena_client.get(reverse("incidents:incident-detail", args=["disk-full"]))
+    assert "our own cleanup script" in page.content.decode()

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from common.vocabulary import STAGES
 from incidents.logmatch import stages
 from incidents.logmatch.reading import read_input
-from incidents.logmatch.stages import LINE_RULES, STAGES, infer_stage
+from incidents.logmatch.stages import LINE_RULES, infer_stage
 
 PATHS = [
     ("exp/tri3/log/align.1.log", "train", "alignment"),

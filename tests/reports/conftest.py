@@ -7,7 +7,7 @@ from datetime import date, datetime, time, timedelta
 import pytest
 from django.utils import timezone
 
-from config.weeks import week_last_completed
+from common.weeks import week_last_completed
 from incidents.models import Analysis, Feedback, Incident, Recurrence
 from tests.factories import IncidentFactory
 

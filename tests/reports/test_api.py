@@ -7,7 +7,7 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from config.weeks import week_label_of_date
+from common.weeks import week_label_of_date
 from incidents.models import Incident
 from reports.services import report_week_build
 from tests.reports.conftest import recurrence

@@ -7,7 +7,7 @@ from datetime import date, timedelta
 import pytest
 from django.urls import reverse
 
-from config.weeks import week_current, week_label_of_date
+from common.weeks import week_current, week_label_of_date
 from reports.models import WeeklyReport
 from reports.services import report_week_build
 from tests.reports.conftest import analysis, incident, local, recurrence

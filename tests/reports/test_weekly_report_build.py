@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from config.weeks import week_current, week_label_of_date
+from common.weeks import week_current, week_label_of_date
 from incidents.models import Feedback, Signature
 from reports.models import WeeklyReport
 from reports.services import ReportRefused, report_week_build, report_week_review

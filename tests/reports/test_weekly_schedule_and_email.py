@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from accounts.models import Profile
-from config.weeks import week_label_of_date, week_last_completed
+from common.weeks import week_label_of_date, week_last_completed
 from reports.models import WeeklyReport
 from reports.services import report_week_mail, report_week_publish
 from tests.reports.conftest import analysis, local, recurrence

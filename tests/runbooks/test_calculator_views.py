@@ -119,6 +119,6 @@ def test_it_only_accepts_post(alice_client, runbooks):
 def test_it_passes_the_calculators_messages_through_translation(
     alice_client, runbooks, monkeypatch
 ):
-    monkeypatch.setattr("runbooks.forms.gettext", lambda message: "【译】" + message)
+    monkeypatch.setattr("common.translation.gettext", lambda message: "【译】" + message)
     response = alice_client.post(_url("diagnose-train"), {**MEMORY, "card_memory": "0"}, **HTMX)
     assert "【译】Enter a number greater than zero." in response.content.decode()

@@ -7,7 +7,7 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from config.weeks import week_label_of_moment
+from common.weeks import week_label_of_moment
 from runbooks.models import ChecklistRun, Runbook
 from runbooks.selectors import rhythm_runs_for_week
 from runbooks.services import checklist_run_start, checklist_run_update

@@ -13,7 +13,7 @@ from django.core.cache import cache
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from config.weeks import week_last_completed
+from common.weeks import week_last_completed
 from incidents import services
 from incidents.models import Analysis, Incident, KnowledgeGap, Recurrence, Signature
 from reports.models import WeeklyReport

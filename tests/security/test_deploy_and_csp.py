@@ -188,7 +188,7 @@ def test_the_docs_send_anonymous_visitors_to_sign_in(client, name):
 
 @pytest.mark.django_db
 def test_the_trend_chart_keeps_its_own_stricter_policy(lena_client, lena):
-    from config.weeks import week_last_completed
+    from common.weeks import week_last_completed
     from reports.services import report_week_build
 
     report = report_week_build(week_start=week_last_completed())

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from config.weeks import week_last_completed
+from common.weeks import week_last_completed
 from incidents.models import Incident
 from reports.services import report_week_build
 from tests.security.conftest import World

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from config.weeks import week_parse
+from common.weeks import week_parse
 from reports.services import ReportRefused, report_week_publish
 
 

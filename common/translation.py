@@ -1,15 +1,16 @@
-"""The engine's sentences in the reader's language.
+"""Phrases in the reader's language.
 
-The engine speaks English and hands over each sentence as a `logmatch.Phrase` (stored in a
-report as its dict); here its message and every nested phrase go through the translation
-catalog, and the values fill the translated placeholders.
+The engine, the calculators and the signature checker speak English and hand over each
+sentence as a `common.phrases.Phrase` (stored in a report as its dict); here its message and
+every nested phrase go through the translation catalog, and the values fill the translated
+placeholders.
 """
 
 from __future__ import annotations
 
 from django.utils.translation import gettext
 
-from incidents.logmatch import Phrase
+from common.phrases import Phrase
 
 
 def phrase_text(value: Phrase | dict | str | None) -> str:

@@ -4,7 +4,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from config.weeks import (
+from common.weeks import (
     week_bounds,
     week_label_of_date,
     week_label_of_moment,

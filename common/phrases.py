@@ -1,4 +1,5 @@
-"""Sentences the engine says to people, translatable without the engine importing Django.
+"""Sentences the product says to people, translatable where they are made without Django:
+the engine, the calculators and the signature checker all speak in phrases.
 
 A `Phrase` is the English sentence itself (a `str`: the CLI, the JSON report and the tests
 read it as one) that also remembers its message, with ``%(name)s`` placeholders, and the

@@ -1,7 +1,7 @@
 """The engine's sentences read as English and carry what a translator needs."""
 
+from common.phrases import Phrase
 from incidents import logmatch
-from incidents.logmatch.phrases import Phrase
 
 GPU_OOM = logmatch.IncidentSpec(
     slug="gpu-oom", title="GPU out of memory", stage="train", symptom="allocator gave up"
