@@ -1,0 +1,152 @@
+"""The counting behind the weekly report: the week and its trend window, failures per stage
+and discipline per week, and the warning floods read from stored reports by the database.
+Each is one grouped query, whatever the data size."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from django.db import connections
+from django.db.models import Count, Q, QuerySet
+
+from common.weeks import week_bounds
+from incidents.models import Analysis, Incident, Recurrence
+from reports.snapshot import Flood
+
+LIST_LIMIT = 20
+
+
+def weekly_counts(
+    queryset: QuerySet,
+    field: str,
+    mondays: tuple[date, ...],
+    group_by: tuple[str, ...],
+    *,
+    dates: bool,
+) -> list[dict[str, Any]]:
+    """One row per group with a count per week ("w0" the oldest): one query, CASE in SQL."""
+    per_week = {}
+    for index, monday in enumerate(mondays):
+        low, high = (monday, monday + timedelta(days=7)) if dates else week_bounds(monday)
+        per_week[f"w{index}"] = Count(
+            "pk", filter=Q(**{f"{field}__gte": low, f"{field}__lt": high})
+        )
+    return list(queryset.values(*group_by).annotate(**per_week).order_by())
+
+
+def share(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+FLOODS_SQL = {
+    "postgresql": """
+        SELECT g.value->>'template', MAX(g.value->>'example'), MAX(a.stage),
+            SUM((g.value->>'count')::bigint), COUNT(DISTINCT a.id)
+        FROM {table} a CROSS JOIN LATERAL jsonb_array_elements(
+            CASE WHEN jsonb_typeof(a.report->'groups') = 'array' THEN a.report->'groups'
+            ELSE '[]'::jsonb END) AS g(value)
+        WHERE a.created_at >= %s AND a.created_at < %s AND a.status = 'done'
+            AND (g.value->>'flood') = 'true'
+        GROUP BY 1 ORDER BY 4 DESC, 1 LIMIT %s
+    """,
+    "sqlite": """
+        SELECT json_extract(g.value, '$.template'), MAX(json_extract(g.value, '$.example')),
+            MAX(a.stage), SUM(json_extract(g.value, '$.count')), COUNT(DISTINCT a.id)
+        FROM {table} a, json_each(a.report, '$.groups') AS g
+        WHERE a.created_at >= %s AND a.created_at < %s AND a.status = 'done'
+            AND json_extract(g.value, '$.flood') = 1
+        GROUP BY 1 ORDER BY 4 DESC, 1 LIMIT %s
+    """,
+}
+
+
+def floods(start: datetime, end: datetime) -> list[Flood]:
+    """Warning floods in this week's analyses, read from the stored reports by the database."""
+    connection = connections[Analysis.objects.db]
+    sql = FLOODS_SQL.get(connection.vendor)
+    if sql is None:
+        return []
+    ops = connection.ops
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql.format(table=connection.ops.quote_name(Analysis._meta.db_table)),
+            [ops.adapt_datetimefield_value(start), ops.adapt_datetimefield_value(end), LIST_LIMIT],
+        )
+        return [
+            Flood(
+                template=template,
+                example=example or "",
+                stage=stage or "",
+                lines=int(lines or 0),
+                analyses=int(analyses),
+            )
+            for template, example, stage, lines, analyses in cursor.fetchall()
+        ]
+
+
+@dataclass(frozen=True)
+class Window:
+    """The week a report is about, and the weeks of its trend (the last of them is the week)."""
+
+    week_start: date
+    start: datetime
+    end: datetime
+    mondays: tuple[date, ...]
+
+    @classmethod
+    def of(cls, week_start: date, trend_weeks: int) -> Window:
+        start, end = week_bounds(week_start)
+        mondays = tuple(week_start - timedelta(weeks=n) for n in range(trend_weeks - 1, -1, -1))
+        return cls(week_start, start, end, mondays)
+
+    @property
+    def week_end(self) -> date:
+        return self.week_start + timedelta(days=7)
+
+    @property
+    def trend_start(self) -> datetime:
+        return week_bounds(self.mondays[0])[0]
+
+    @property
+    def this(self) -> str:
+        """The key of this week's column in `_weekly_counts` rows."""
+        return f"w{len(self.mondays) - 1}"
+
+    @property
+    def before(self) -> str:
+        return f"w{len(self.mondays) - 2}"
+
+
+@dataclass(frozen=True)
+class Failures:
+    """New incidents and recurrences per stage and discipline, one count per trend week."""
+
+    new: list[dict[str, Any]]
+    recurred: list[dict[str, Any]]
+
+    @classmethod
+    def of(cls, window: Window) -> Failures:
+        new = weekly_counts(
+            Incident.objects.filter(created_at__gte=window.trend_start, created_at__lt=window.end),
+            "created_at",
+            window.mondays,
+            ("stage", "discipline"),
+            dates=False,
+        )
+        recurred = weekly_counts(
+            Recurrence.objects.filter(
+                occurred_on__gte=window.mondays[0], occurred_on__lt=window.week_end
+            ),
+            "occurred_on",
+            window.mondays,
+            ("incident__stage", "incident__discipline"),
+            dates=True,
+        )
+        return cls(new, recurred)
+
+    def count(self, week: str, dimension: str, value: str) -> int:
+        return sum(row[week] for row in self.new if row[dimension] == value) + sum(
+            row[week] for row in self.recurred if row[f"incident__{dimension}"] == value
+        )
