@@ -177,8 +177,13 @@ def report_week_csv(page: dict[str, Any]) -> str:
         _("Change"),
         _("Detail"),
     ]
+    rows = [row for section in WEEKLY_CSV_SECTIONS for row in section(page)]
+    return _csv(header, rows)
+
+
+def _csv_totals(page: dict[str, Any]) -> list[list[Any]]:
     analyses = page["analyses"]
-    rows: list[list[Any]] = [
+    return [
         ["analyses", "submitted", _("Analyses submitted"), analyses["submitted"], "", "", ""],
         ["analyses", "explained", _("Explained"), analyses["explained"], "", "", ""],
         ["analyses", "unexplained", _("Unexplained"), analyses["unexplained"], "", "", ""],
@@ -195,20 +200,26 @@ def report_week_csv(page: dict[str, Any]) -> str:
         ["incidents", "new", _("New incidents"), page["new_incidents"]["count"], "", "", ""],
         ["recurrences", "count", _("Recurrences"), page["recurrences"]["count"], "", "", ""],
     ]
-    for section, key in (("stage", "stages"), ("discipline", "disciplines")):
-        rows += [
-            [
-                section,
-                row["key"],
-                row["label"],
-                row["count"],
-                row["previous"],
-                row["change"],
-                _("%(new)s new, %(recurred)s recurred") % row,
-            ]
-            for row in page[key]
+
+
+def _csv_dimensions(page: dict[str, Any]) -> list[list[Any]]:
+    return [
+        [
+            section,
+            row["key"],
+            row["label"],
+            row["count"],
+            row["previous"],
+            row["change"],
+            _("%(new)s new, %(recurred)s recurred") % row,
         ]
-    rows += [
+        for section, key in (("stage", "stages"), ("discipline", "disciplines"))
+        for row in page[key]
+    ]
+
+
+def _csv_trend(page: dict[str, Any]) -> list[list[Any]]:
+    return [
         [
             "trend",
             week["week"],
@@ -220,7 +231,10 @@ def report_week_csv(page: dict[str, Any]) -> str:
         ]
         for week in page["trend"]
     ]
-    rows += [
+
+
+def _csv_incidents(page: dict[str, Any]) -> list[list[Any]]:
+    new = [
         [
             "new_incident",
             item["slug"],
@@ -232,11 +246,15 @@ def report_week_csv(page: dict[str, Any]) -> str:
         ]
         for item in page["new_incidents"]["items"]
     ]
-    rows += [
+    recurring = [
         ["top_recurring", item["slug"], item["title"], item["count"], "", "", item["stage_label"]]
         for item in page["top_recurring"]
     ]
-    rows += [
+    return new + recurring
+
+
+def _csv_gaps_and_floods(page: dict[str, Any]) -> list[list[Any]]:
+    gaps = [
         [
             "gap",
             item["gap_id"] or "",
@@ -248,11 +266,16 @@ def report_week_csv(page: dict[str, Any]) -> str:
         ]
         for item in page["gaps"]["items"]
     ]
-    rows += [
+    floods = [
         ["flood", "", item["template"], item["lines"], "", "", _("%(analyses)s analyses") % item]
         for item in page["floods"]
     ]
-    rows += [
+    return gaps + floods
+
+
+def _csv_upkeep(page: dict[str, Any]) -> list[list[Any]]:
+    """Stale signatures, remedies marked "not it", and the discipline needing attention."""
+    rows: list[list[Any]] = [
         [
             "stale_signature",
             item["id"],
@@ -276,8 +299,7 @@ def report_week_csv(page: dict[str, Any]) -> str:
         ]
         for item in page["not_it"]["items"]
     ]
-    if page["attention"]:
-        attention = page["attention"]
+    if attention := page["attention"]:
         rows.append(
             [
                 "attention",
@@ -289,4 +311,14 @@ def report_week_csv(page: dict[str, Any]) -> str:
                 _("%(not_it)s marked not it") % attention,
             ]
         )
-    return _csv(header, rows)
+    return rows
+
+
+WEEKLY_CSV_SECTIONS = (
+    _csv_totals,
+    _csv_dimensions,
+    _csv_trend,
+    _csv_incidents,
+    _csv_gaps_and_floods,
+    _csv_upkeep,
+)

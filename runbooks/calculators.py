@@ -129,6 +129,26 @@ def memory_headroom(
     reader.raise_problems()
 
     m_a, m_b, card = m_a * memory_scale, m_b * memory_scale, card * card_scale
+    _check_plausible(reader, m_a, m_b, card, margin)
+    per_sample, fixed = _fit_two_points(reader, (b_a, m_a), (b_b, m_b), card)
+    usable = card * (1 - margin / 100)
+    # The epsilon keeps an exact fit (e.g. 12.0 computed as 11.999…) from losing a sample.
+    max_batch = max(0, math.floor((usable - fixed) / per_sample + 1e-9))
+    return MemoryHeadroom(
+        per_sample_mib=per_sample,
+        fixed_mib=fixed,
+        card_mib=card,
+        margin_percent=margin,
+        usable_mib=usable,
+        max_batch=max_batch,
+        memory_at_max_mib=fixed + per_sample * max_batch,
+        planned_batch=planned,
+        planned_mib=None if planned is None else fixed + per_sample * planned,
+    )
+
+
+def _check_plausible(reader: _Reader, m_a: float, m_b: float, card: float, margin: float) -> None:
+    """Numbers no card or margin can have are a typo or a wrong unit (all in MiB)."""
     for name, value in (("memory_a", m_a), ("memory_b", m_b)):
         if value > MAX_CARD_MIB:
             reader.add(
@@ -153,6 +173,12 @@ def memory_headroom(
         )
     reader.raise_problems()
 
+
+def _fit_two_points(
+    reader: _Reader, a: tuple[int, float], b: tuple[int, float], card: float
+) -> tuple[float, float]:
+    """Per-sample and fixed memory (MiB) from peaks measured at two batch sizes."""
+    (b_a, m_a), (b_b, m_b) = a, b
     if b_a == b_b:
         reader.add(
             "batch_b",
@@ -205,21 +231,7 @@ def memory_headroom(
             fixed=format_mib(fixed),
         )
         reader.raise_problems()
-    fixed = max(fixed, 0.0)  # a slightly negative intercept is measurement noise
-    usable = card * (1 - margin / 100)
-    # The epsilon keeps an exact fit (e.g. 12.0 computed as 11.999…) from losing a sample.
-    max_batch = max(0, math.floor((usable - fixed) / per_sample + 1e-9))
-    return MemoryHeadroom(
-        per_sample_mib=per_sample,
-        fixed_mib=fixed,
-        card_mib=card,
-        margin_percent=margin,
-        usable_mib=usable,
-        max_batch=max_batch,
-        memory_at_max_mib=fixed + per_sample * max_batch,
-        planned_batch=planned,
-        planned_mib=None if planned is None else fixed + per_sample * planned,
-    )
+    return per_sample, max(fixed, 0.0)  # a slightly negative intercept is measurement noise
 
 
 def scaling_efficiency(

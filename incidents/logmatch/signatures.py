@@ -366,6 +366,26 @@ def check_signature(
                 )
             )
         )
+    problems += _example_problems(compiled, examples)
+    generic = [line for line in GENERIC_SAMPLES if compiled.search(line)]
+    if generic:
+        problems.append(
+            Phrase(
+                gettext_noop(
+                    "Matches a generic line that proves nothing alone: %(line)s; "
+                    "require the text that names the cause."
+                ),
+                line=_quote(generic[0]),
+            )
+        )
+    if benign and (problem := _benign_problem(pattern, benign, max_benign_share)):
+        problems.append(problem)
+    return problems
+
+
+def _example_problems(compiled: re2._Regexp, examples: Sequence[str]) -> list[Phrase]:
+    """The pattern must match its examples, of which there must be at least one."""
+    problems: list[Phrase] = []
     if not examples:
         problems.append(
             Phrase(gettext_noop("Has no examples: add at least one real log line it must match."))
@@ -385,35 +405,26 @@ def check_signature(
                 )
                 for number in missed
             ]
-    generic = [line for line in GENERIC_SAMPLES if compiled.search(line)]
-    if generic:
-        problems.append(
-            Phrase(
-                gettext_noop(
-                    "Matches a generic line that proves nothing alone: %(line)s; "
-                    "require the text that names the cause."
-                ),
-                line=_quote(generic[0]),
-            )
-        )
-    if benign:
-        fired = benign.fired(pattern)
-        share = len(fired) / len(benign)
-        if share > max_benign_share:
-            problems.append(
-                Phrase(
-                    gettext_noop(
-                        "Fires on %(fired)s of %(total)s lines of healthy logs (%(share)s; "
-                        "the limit is %(limit)s), e.g. %(line)s."
-                    ),
-                    fired=f"{len(fired):,}",
-                    total=f"{len(benign):,}",
-                    share=f"{share:.1%}",
-                    limit=f"{max_benign_share:.1%}",
-                    line=_quote(fired[0]),
-                )
-            )
     return problems
+
+
+def _benign_problem(pattern: str, benign: LineCorpus, max_share: float) -> Phrase | None:
+    """Why the pattern fires on too many healthy lines, or None."""
+    fired = benign.fired(pattern)
+    share = len(fired) / len(benign)
+    if share <= max_share:
+        return None
+    return Phrase(
+        gettext_noop(
+            "Fires on %(fired)s of %(total)s lines of healthy logs (%(share)s; "
+            "the limit is %(limit)s), e.g. %(line)s."
+        ),
+        fired=f"{len(fired):,}",
+        total=f"{len(benign):,}",
+        share=f"{share:.1%}",
+        limit=f"{max_share:.1%}",
+        line=_quote(fired[0]),
+    )
 
 
 def _quote(line: str, width: int = 120) -> str:

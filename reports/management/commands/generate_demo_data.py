@@ -2,7 +2,7 @@ from datetime import date
 
 from django.core.management.base import BaseCommand, CommandError
 
-from reports.demo import demo_generate
+from reports.demo import demo_clear, demo_generate
 from reports.services import report_week_build
 
 
@@ -10,8 +10,8 @@ class Command(BaseCommand):
     help = (
         "Fill a realistic history for demos, screenshots and benchmarks: weeks of incidents, "
         "recurrences, analyses explained and not, gaps and feedback. Deterministic with --seed "
-        "(and --today). Running it again adds more; --replace starts over. The catalog "
-        "incidents' text is never changed."
+        "(and --today). Running it again replaces what the last run added; --remove takes it "
+        "out. Incidents people filed are never touched, nor is the catalog incidents' text."
     )
 
     def add_arguments(self, parser):
@@ -27,7 +27,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--batch-size", type=int, default=5000)
         parser.add_argument(
-            "--replace", action="store_true", help="Remove earlier demo data first."
+            "--remove", action="store_true", help="Only remove the demo data, add nothing."
         )
         parser.add_argument(
             "--no-suggestions", action="store_true", help="Skip suggestion rows (faster at scale)."
@@ -37,6 +37,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
+        if options["remove"]:
+            demo_clear()
+            self.stdout.write("removed the demo data")
+            return
         if options["incidents"] < 0 or options["weeks"] < 1:
             raise CommandError("--incidents must be 0 or more and --weeks at least 1.")
         result = demo_generate(
@@ -48,7 +52,6 @@ class Command(BaseCommand):
             today=options["today"],
             suggestions=not options["no_suggestions"],
             batch_size=options["batch_size"],
-            replace=options["replace"],
             log=lambda message: self.stdout.write(f"  {message}"),
         )
         self.stdout.write(
