@@ -11,6 +11,6 @@ from django.db import InterfaceError, OperationalError, connection
 DATABASE_ERRORS: tuple[type[Exception], ...] = (
     OperationalError,
     InterfaceError,
-    connection.Database.OperationalError,
-    connection.Database.InterfaceError,
+    connection.Database.OperationalError,  # type: ignore[attr-defined]
+    connection.Database.InterfaceError,  # type: ignore[attr-defined]
 )

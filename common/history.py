@@ -25,6 +25,23 @@ class HistoryEntry:
     changes: tuple[Change, ...] = ()  # field by field, where the record keeps them
 
 
+# What django-simple-history reads off an instance when it records the next save.
+_HISTORY_USER, _CHANGE_REASON = "_history_user", "_change_reason"
+
+
+_UNSET = object()
+
+
+def history_note(obj: Model, *, by: object = _UNSET, reason: str = "") -> None:
+    """What the history record of `obj`'s next save says: who changed it (None: the product
+    itself; not given: the user of the request, as the history middleware knows it) and why
+    (a message marked for translation)."""
+    if by is not _UNSET:
+        setattr(obj, _HISTORY_USER, by)
+    if reason:
+        setattr(obj, _CHANGE_REASON, reason)
+
+
 def history_entries(
     records: QuerySet, *, model: type[Model], fields: Sequence[str] = (), limit: int
 ) -> list[HistoryEntry]:
@@ -37,8 +54,7 @@ def history_entries(
         if fields and previous is not None:
             delta = record.diff_against(previous, included_fields=list(fields))
             changes = tuple(
-                Change(str(model._meta.get_field(c.field).verbose_name), c.old, c.new)
-                for c in delta.changes
+                Change(_field_name(model, c.field), c.old, c.new) for c in delta.changes
             )
         entries.append(
             HistoryEntry(
@@ -50,3 +66,8 @@ def history_entries(
             )
         )
     return entries
+
+
+def _field_name(model: type[Model], name: str) -> str:
+    field = model._meta.get_field(name)
+    return str(getattr(field, "verbose_name", name))

@@ -10,6 +10,8 @@ name Django's ``makemessages`` collects into the translation catalog.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 
 def gettext_noop(message: str) -> str:
     """Mark `message` for the translation catalog; the engine itself speaks English."""
@@ -28,6 +30,11 @@ class Phrase(str):
         phrase = super().__new__(cls, text)
         phrase.message, phrase.params, phrase.sentence = message, params, sentence
         return phrase
+
+    @classmethod
+    def of(cls, message: str, params: Mapping[str, str | Phrase]) -> Phrase:
+        """The phrase of `message` with `params` given as a mapping."""
+        return cls(message, **params)  # type: ignore[arg-type]  # no param is named sentence
 
     def as_dict(self) -> dict:
         """What a translator needs: the message, each value (nested phrases as dicts), and

@@ -4,5 +4,4 @@ read are in `common.choices`."""
 
 STAGES = ("build", "data", "train", "serve")
 DISCIPLINES = ("version-lock", "validate-first", "tiny-sample", "reconcile")
-SEVERITIES = ("low", "medium", "high", "critical")
 LANGUAGES = ("en", "zh-hans")

@@ -16,6 +16,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext_noop
 
+from common.history import history_note
 from common.translated import Seeding, catalog_digest, seeding_for
 from common.translated import SeedResult as ContentSeedResult
 from incidents import logmatch, services
@@ -99,7 +100,7 @@ def _seed_incident(
         translations,
         digest,
     )
-    incident._change_reason = gettext_noop("catalog update")
+    history_note(incident, reason=gettext_noop("catalog update"))
     services.incident_save_with_tags(incident, entry.tags)
     return incident, False
 
@@ -128,18 +129,22 @@ def _seed_signatures(
         key = f"{entry.slug}:{shipped.key}"
         if key in deleted and key not in stored:
             continue
-        data = {
+        content = {
             "pattern": shipped.pattern,
             "note": shipped.note,
             "examples": "\n".join(shipped.examples),
-            "enabled": True,
         }
         if key in stored:
-            _follow_signature(stored.pop(key), data, result)
+            _follow_signature(stored.pop(key), {**content, "enabled": True}, result)
             continue
         try:
             services.signature_create(
-                incident=incident, catalog_key=key, catalog_digest=signature_digest(data), **data
+                incident=incident,
+                catalog_key=key,
+                catalog_digest=signature_digest(content),
+                pattern=content["pattern"],
+                note=content["note"],
+                examples=content["examples"],
             )
         except ValidationError as error:
             result.signatures_refused.append(f"{key}: {'; '.join(error.messages)}")
@@ -167,7 +172,7 @@ def _follow_signature(signature: Signature, wanted: dict, result: SeedResult) ->
         return
     if all(getattr(signature, name) == value for name, value in wanted.items()):
         return
-    signature._change_reason = gettext_noop("catalog update")
+    history_note(signature, reason=gettext_noop("catalog update"))
     try:
         services.signature_update(
             signature=signature,

@@ -291,7 +291,7 @@ class _Reader:
         self.problems: list[Problem] = []
 
     def add(self, name: str | None, message: str, **params: str) -> None:
-        self.problems.append(Problem(field=name, phrase=Phrase(message, **params)))
+        self.problems.append(Problem(field=name, phrase=Phrase.of(message, params)))
 
     def raise_problems(self) -> None:
         if self.problems:

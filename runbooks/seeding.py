@@ -11,6 +11,7 @@ from dataclasses import asdict
 from django.db import transaction
 from django.utils.translation import gettext_noop
 
+from common.history import history_note
 from common.translated import Seeding, SeedResult, catalog_digest, seeding_for
 from runbooks.catalog import CatalogRunbook, load_runbooks
 from runbooks.models import Runbook
@@ -67,5 +68,5 @@ def _seed_runbook(entry: CatalogRunbook, language: str, position: int, result: S
         setattr(runbook, name, value)
     runbook.catalog_digest = digest
     runbook.full_clean()
-    runbook._change_reason = reason
+    history_note(runbook, reason=reason)
     runbook.save()

@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
+from common.history import history_note
 from common.weeks import week_label_of_moment
 from runbooks.models import STEP_KEYS, TEXT_FIELDS, ChecklistRun, Runbook
 
@@ -79,8 +80,7 @@ def runbook_update(
         setattr(runbook, name, value)
     runbook.mark_edited(text_changed=text_changed)
     runbook.full_clean()
-    runbook._history_user = actor
-    runbook._change_reason = gettext_noop("edited")
+    history_note(runbook, by=actor, reason=gettext_noop("edited"))
     runbook.save()
     return runbook
 

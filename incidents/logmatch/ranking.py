@@ -153,7 +153,7 @@ def signature_clues(tail: Tail, hits: Sequence[Hit]) -> dict[str, list[Clue]]:
     first overflows) proves something only on an error line or in volume: below a flood, its
     clue is discounted by how far it is from one.
     """
-    volume = Counter()
+    volume: Counter[str] = Counter()
     for hit in hits:
         volume[hit.signature.key] += len(hit.lines)
     clues: dict[str, list[Clue]] = defaultdict(list)

@@ -113,8 +113,8 @@ class SimilarityIndex:
         }
         self._owners = owners
         self._postings: dict[str, list[tuple[int, float]]] = defaultdict(list)
-        for number, passage in enumerate(passages):
-            for feature, weight in self._normalised(passage).items():
+        for number, vector in enumerate(passages):
+            for feature, weight in self._normalised(vector).items():
                 if feature in indexed:
                     self._postings[feature].append((number, weight))
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import accumulate, count
 from operator import add
 
@@ -184,7 +184,7 @@ def stage_from_lines(lines: Sequence[str]) -> tuple[str | None, str]:
     distinct_keys = text_byte_keys(text, ALL_DIGITS)
     numbers = list(last.values())
     # key -> last line numbers of its distinct lines (all in C when no two lines share a key)
-    numbers_of: dict[bytes, Sequence[int]] = dict(zip(distinct_keys, zip(numbers), strict=True))
+    numbers_of: Mapping[bytes, Sequence[int]] = dict(zip(distinct_keys, zip(numbers), strict=True))
     if len(numbers_of) != len(distinct_keys):
         shared: dict[bytes, list[int]] = {}
         for key, number in zip(distinct_keys, numbers, strict=True):

@@ -392,7 +392,7 @@ def analysis_feedback(*, analysis: Analysis, incident: Incident, user, verdict: 
                 note=gettext("Confirmed by analysis #%(n)s") % {"n": analysis.pk},
             )
             feedback.save(update_fields=["recurrence"])
-        elif verdict == Feedback.Verdict.NOT_IT and feedback.recurrence_id is not None:
+        elif verdict == Feedback.Verdict.NOT_IT and feedback.recurrence is not None:
             feedback.recurrence.delete()
             Incident.objects.filter(pk=incident.pk, recurrence_count__gt=0).update(
                 recurrence_count=F("recurrence_count") - 1

@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext_noop
 
+from common.history import history_note
 from common.phrases import Phrase
 from common.translation import phrase_text
 from incidents import logmatch
@@ -93,7 +94,7 @@ def incident_create(
             catalog_digest=catalog_digest,
             **{name: data[name] for name in INCIDENT_FIELDS if name in data},
         )
-        incident._change_reason = gettext_noop("created")
+        history_note(incident, reason=gettext_noop("created"))
         try:
             with transaction.atomic():
                 incident_save_with_tags(incident, tags)
@@ -130,7 +131,7 @@ def incident_update(
         if name in data:
             setattr(incident, name, data[name])
     incident.mark_edited(text_changed=text_changed)
-    incident._history_user = actor
+    history_note(incident, by=actor)
     incident_save_with_tags(incident, tags)
     return incident
 
@@ -171,7 +172,7 @@ def _signature_save(signature: Signature, actor) -> Signature:
     problems = signature_problems(pattern=signature.pattern, examples=signature.examples)
     if problems:
         raise ValidationError({"pattern": [phrase_text(problem) for problem in problems]})
-    signature._history_user = actor
+    history_note(signature, by=actor)
     signature.save()
     knowledge_changed()
     return signature

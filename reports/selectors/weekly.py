@@ -165,11 +165,10 @@ def _week_recurrences(window: Window) -> QuerySet[Recurrence]:
 
 
 def _recurrences(window: Window) -> Recurrences:
-    return Recurrences(
-        **_week_recurrences(window).aggregate(
-            count=Count("pk"), incidents=Count("incident", distinct=True)
-        )
+    totals = _week_recurrences(window).aggregate(
+        count=Count("pk"), incidents=Count("incident", distinct=True)
     )
+    return Recurrences(count=totals["count"], incidents=totals["incidents"])
 
 
 def _dimension(
@@ -204,11 +203,11 @@ def _gaps(window: Window, *, unexplained_tails: int) -> Gaps:
     ).exclude(key_template="")
     rows = list(
         unexplained.values("key_template")
-        .annotate(tails=Count("pk"), gap_id=Max("gap"), stage=Max("stage"))
+        .annotate(tails=Count("pk"), gap_pk=Max("gap"), stage=Max("stage"))
         .order_by("-tails", "key_template")[:LIST_LIMIT]
     )
     gaps = KnowledgeGap.objects.only("example_line", "explained_at", "incident_id").in_bulk(
-        [row["gap_id"] for row in rows if row["gap_id"]]
+        [row["gap_pk"] for row in rows if row["gap_pk"]]
     )
     return Gaps(
         templates=unexplained.values("key_template").distinct().count(),
@@ -216,11 +215,11 @@ def _gaps(window: Window, *, unexplained_tails: int) -> Gaps:
         items=[
             GapItem(
                 key_template=row["key_template"],
-                example_line=gaps[row["gap_id"]].example_line if row["gap_id"] in gaps else "",
+                example_line=gaps[row["gap_pk"]].example_line if row["gap_pk"] in gaps else "",
                 stage=row["stage"] or "",
                 tails=row["tails"],
-                gap_id=row["gap_id"],
-                open=row["gap_id"] in gaps and gaps[row["gap_id"]].explained_at is None,
+                gap_id=row["gap_pk"],
+                open=row["gap_pk"] in gaps and gaps[row["gap_pk"]].explained_at is None,
             )
             for row in rows
         ],

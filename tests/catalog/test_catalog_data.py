@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import re2
 
-from common.vocabulary import DISCIPLINES, LANGUAGES, SEVERITIES, STAGES
+from common.choices import Severity
+from common.vocabulary import DISCIPLINES, LANGUAGES, STAGES
 from incidents.catalog import CatalogIncident, load_catalog
 
 REPO = Path(__file__).resolve().parents[2]
@@ -106,7 +107,7 @@ def test_it_uses_known_stages_disciplines_severities_and_lowercase_tags(catalog)
     for incident in catalog:
         assert incident.stage in STAGES, incident.slug
         assert incident.discipline in DISCIPLINES, incident.slug
-        assert incident.severity in SEVERITIES, incident.slug
+        assert incident.severity in Severity.values, incident.slug
         assert incident.tags, incident.slug
         assert all(tag == tag.lower() and tag.strip() == tag for tag in incident.tags), (
             incident.slug
