@@ -1,6 +1,6 @@
 """One settings module: defaults that run out of the box, environment variables for production.
 
-Embedded defaults: SQLite under var/, Celery on kombu's filesystem broker under var/.
+Embedded defaults: SQLite under var/, Celery on the private Redis that bin/start runs under var/.
 Production: DATABASE_URL=postgres://…, CELERY_BROKER_URL=redis://…, SECRET_KEY, ALLOWED_HOSTS.
 """
 
@@ -163,25 +163,23 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 WHITENOISE_USE_FINDERS = True
 
 # Celery. https://docs.celeryq.dev/en/stable/userguide/configuration.html
-# The host names nothing for this transport, but without one kombu warns on every connection.
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://localhost/")
-if CELERY_BROKER_URL.startswith("filesystem://"):
-    BROKER_DIR = VAR_DIR / "broker"
-    for sub in ("queue", "processed", "control"):
-        (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)  # kombu does not create them
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(BROKER_DIR / "queue"),  # one folder for in and out:
-        "data_folder_out": str(BROKER_DIR / "queue"),  # the web writes, the worker reads
-        "processed_folder": str(BROKER_DIR / "processed"),
-        "store_processed": False,
-        "control_folder": str(BROKER_DIR / "control"),
-        "polling_interval": 0.1,
-    }
-else:
-    # Redis redelivers an unacknowledged task after this many seconds (a worker died).
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=600)
-    }
+# Embedded default: the private Redis that bin/start runs on a socket under var/ (the same
+# transport as production, so a message survives a worker's death and a restart).
+CELERY_BROKER_URL = env.str(
+    "CELERY_BROKER_URL", default=f"redis+socket://{VAR_DIR / 'redis' / 'redis.sock'}"
+)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    # Redis hands an unacknowledged task to another worker after this many seconds; a claim
+    # whose worker died is taken over sooner, by the sweep (ANALYSIS_CLAIM_SECONDS).
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=600),
+}
+# Pasted tails have a queue of their own; re-ranking after knowledge edits and the weekly
+# report run on another, served by their own worker, so that they never delay an analysis.
+CELERY_TASK_DEFAULT_QUEUE = "analyses"
+CELERY_TASK_ROUTES = {
+    "incidents.tasks.analyses_rescore": {"queue": "rescore"},
+    "reports.tasks.*": {"queue": "rescore"},
+}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
@@ -191,6 +189,7 @@ CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=60)
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=90)
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULER = "config.beat:Scheduler"
 CELERY_BEAT_SCHEDULE = {
     "analysis-sweep": {"task": "incidents.tasks.analysis_sweep", "schedule": 60.0},
 }

@@ -130,6 +130,8 @@ class Worker:
                 "--without-gossip",
                 "--without-mingle",
                 "--without-heartbeat",
+                "--queues",
+                "analyses,rescore",
             ],
             cwd=ROOT,
             env=env,

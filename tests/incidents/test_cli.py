@@ -67,7 +67,7 @@ def test_kb_sends_a_tail_to_a_running_server_and_prints_the_remedy(live_server, 
     workers("kb")
     token = Token.objects.create(user=alice).key
     result = subprocess.run(
-        [sys.executable, "-m", "incidents.cli", "analyze", "-", "--url", live_server.url],
+        [sys.executable, "-m", "kbcli.kb", "analyze", "-", "--url", live_server.url],
         input=OOM_TAIL,
         capture_output=True,
         text=True,
@@ -82,7 +82,7 @@ def test_kb_sends_a_tail_to_a_running_server_and_prints_the_remedy(live_server, 
 
 def test_kb_explains_a_missing_token():
     result = subprocess.run(
-        [sys.executable, "-m", "incidents.cli", "analyze", "-"],
+        [sys.executable, "-m", "kbcli.kb", "analyze", "-"],
         input="x",
         capture_output=True,
         text=True,
@@ -97,7 +97,7 @@ def test_kb_explains_an_unreachable_server():
         [
             sys.executable,
             "-m",
-            "incidents.cli",
+            "kbcli.kb",
             "analyze",
             "-",
             "--url",
