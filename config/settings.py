@@ -170,8 +170,14 @@ CELERY_BROKER_URL = env.str(
 )
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     # Redis hands an unacknowledged task to another worker after this many seconds; a claim
-    # whose worker died is taken over sooner, by the sweep (ANALYSIS_CLAIM_SECONDS).
+    # whose worker died is taken over sooner, by the sweep (ANALYSIS_CLAIM_GRACE_SECONDS).
     "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=600),
+    # Sending a task to a broker that is down: one quick retry, then the row waits, queued,
+    # for the sweep, and the person who pasted the tail is not kept waiting.
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.5,
 }
 # Pasted tails have a queue of their own; re-ranking after knowledge edits and the weekly
 # report run on another, served by their own worker, so that they never delay an analysis.
@@ -185,13 +191,21 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=60)
-CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=90)
+# Any tail within the cap is analysed in about a second; the limits stop what goes wrong.
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=20)
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=30)
+# A worker's claim on a tail lasts the hard time limit plus this: past it, the worker died
+# and the sweep (every 15 s) sends the tail again, so a dead worker's tail is taken over
+# within about a minute.
+ANALYSIS_CLAIM_GRACE_SECONDS = env.int("ANALYSIS_CLAIM_GRACE_SECONDS", default=10)
+if ANALYSIS_CLAIM_GRACE_SECONDS < 0:
+    # Otherwise the sweep would take analyses away from workers that are still running them.
+    raise ImproperlyConfigured("ANALYSIS_CLAIM_GRACE_SECONDS cannot be negative.")
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULER = "config.beat:Scheduler"
 CELERY_BEAT_SCHEDULE = {
-    "analysis-sweep": {"task": "incidents.tasks.analysis_sweep", "schedule": 60.0},
+    "analysis-sweep": {"task": "incidents.tasks.analysis_sweep", "schedule": 15.0},
 }
 
 
@@ -225,14 +239,6 @@ CELERY_BEAT_SCHEDULE["weekly-report"] = {
     "task": "reports.tasks.report_week_publish",
     "schedule": _weekly_report_crontab(WEEKLY_REPORT_CRON),
 }
-# An analysis running longer than this belongs to a dead worker: the sweep sends it again.
-ANALYSIS_STUCK_AFTER_SECONDS = env.int("ANALYSIS_STUCK_AFTER_SECONDS", default=120)
-if ANALYSIS_STUCK_AFTER_SECONDS <= CELERY_TASK_TIME_LIMIT:
-    # Otherwise the sweep would take analyses away from workers that are still running them.
-    raise ImproperlyConfigured(
-        "ANALYSIS_STUCK_AFTER_SECONDS must be longer than CELERY_TASK_TIME_LIMIT "
-        f"({ANALYSIS_STUCK_AFTER_SECONDS} <= {CELERY_TASK_TIME_LIMIT})."
-    )
 ANALYSIS_MAX_BYTES = env.int("ANALYSIS_MAX_BYTES", default=2 * 1024 * 1024)
 # A pasted tail at the cap still fits in a request, so the user gets the cap's own message.
 DATA_UPLOAD_MAX_MEMORY_SIZE = ANALYSIS_MAX_BYTES + 1024 * 1024
@@ -258,8 +264,8 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "common.api_errors.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
+        "common.throttles.AnonRateThrottle",
+        "common.throttles.UserRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env.str("API_ANON_THROTTLE_RATE", default="30/min"),

@@ -3,6 +3,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView
 
+from common.views import healthz
 from config import api_docs
 
 urlpatterns = [
@@ -18,6 +19,7 @@ urlpatterns = [
     path("api/v1/docs/", api_docs.swagger_view, name="api-docs"),
     path("api/v1/redoc/", api_docs.redoc_view, name="api-redoc"),
     path("admin/", admin.site.urls),
+    path("healthz", healthz, name="healthz"),
 ]
 
 handler400 = "config.limits.bad_request"

@@ -48,7 +48,7 @@ class IncidentAdmin(SimpleHistoryAdmin):
         names = ", ".join(tag.name for tag in incident.tags.all())
         Incident.objects.filter(pk=incident.pk).update(tag_list=names)
         services.incident_index(incident=incident)
-        services.knowledge_changed()  # the admin saves around the services
+        services.knowledge_changed(slugs=[incident.slug])  # the admin saves around the services
 
 
 class SignatureAdminForm(forms.ModelForm):
@@ -78,7 +78,7 @@ class SignatureAdmin(SimpleHistoryAdmin):
         if change and form.has_changed():
             services.signature_mark_edited(signature=obj)
         super().save_model(request, obj, form, change)
-        services.knowledge_changed()
+        services.knowledge_changed(slugs=[obj.incident.slug])
 
     def delete_model(self, request, obj):
         services.signature_delete(signature=obj)

@@ -55,6 +55,10 @@ def incident_history(*, incident: Incident, limit: int = 30) -> list[HistoryEntr
 
 CONTEXT_LINES = 2
 MAX_ERROR_LINES = 60
+MAX_EVIDENCE_BLOCKS = 5
+MAX_WARNING_GROUPS = 50
+# A line of the tail shown as context is clipped here (the whole tail keeps it whole).
+CONTEXT_CHARS = 500
 
 
 @dataclass(frozen=True)
@@ -121,25 +125,40 @@ def analysis_page(*, analysis: Analysis, user) -> dict:
         for row in rows
     ]
     context["errors"] = report.get("errors", [])[-MAX_ERROR_LINES:]
-    context["warnings"] = sorted(
+    warnings = sorted(
         (g for g in report.get("groups", []) if g["level"] == "WARNING"),
         key=lambda g: -g["count"],
+    )
+    context["warnings"] = warnings[:MAX_WARNING_GROUPS]
+    groups = report.get("groups", [])
+    context["groups_not_shown"] = (
+        report.get("groups_total", len(groups)) - len(groups) + len(warnings[MAX_WARNING_GROUPS:])
     )
     return context
 
 
 def _evidence_context(lines: list[str], numbers: list[int]) -> tuple[tuple[ContextLine, ...], ...]:
-    wanted = sorted(set(numbers))
-    blocks = []
-    for number in wanted[:5]:
+    """The evidence lines with a few lines around each; windows that overlap or touch are
+    one block, so no line is shown twice."""
+    wanted = sorted({n for n in numbers if 1 <= n <= len(lines)})
+    windows: list[list[int]] = []
+    for number in wanted:
         start, end = max(1, number - CONTEXT_LINES), min(len(lines), number + CONTEXT_LINES)
-        blocks.append(
-            tuple(
-                ContextLine(number=n, text=lines[n - 1], evidence=n in wanted)
-                for n in range(start, end + 1)
-            )
+        if windows and start <= windows[-1][1] + 1:
+            windows[-1][1] = max(windows[-1][1], end)
+        else:
+            windows.append([start, end])
+    return tuple(
+        tuple(
+            ContextLine(number=n, text=_clip(lines[n - 1]), evidence=n in wanted)
+            for n in range(start, end + 1)
         )
-    return tuple(blocks)
+        for start, end in windows[:MAX_EVIDENCE_BLOCKS]
+    )
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= CONTEXT_CHARS else text[: CONTEXT_CHARS - 1] + "…"
 
 
 def gap_list() -> dict:

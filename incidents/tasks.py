@@ -29,20 +29,24 @@ def analysis_run(self, analysis_id: int) -> None:
     # A database error is retried by autoretry_for; the service has given its claim back.
     from incidents.services.analysis import analysis_run as run
 
-    run(analysis_id=analysis_id)
+    run(analysis_id=analysis_id, task_id=self.request.id or "")
 
 
 @shared_task
 def analysis_sweep() -> dict:
-    from incidents.services.analysis import analysis_sweep as sweep
+    from incidents.services.sweep import analysis_sweep as sweep
 
     result = sweep()
     return {"requeued": result.requeued, "failed": result.failed}
 
 
-@shared_task(soft_time_limit=600, time_limit=660)  # up to a thousand stored tails
-def analyses_rescore() -> dict:
-    from incidents.services.analysis import analyses_rescore as rescore
+@shared_task(autoretry_for=DATABASE_ERRORS, retry_backoff=True, max_retries=5)
+def analyses_rescore(analysis_ids: list[int] | None = None) -> dict:
+    """One batch of re-ranking; the rest of the work goes on as a new task, behind whatever
+    else is queued."""
+    from incidents.services.rescore import analyses_rescore as rescore
 
-    result = rescore()
-    return {"rescored": result.rescored, "newly_explained": result.newly_explained}
+    result = rescore(analysis_ids=analysis_ids)
+    if result.remaining:
+        analyses_rescore.apply_async((result.remaining,))
+    return {"rescored": result.rescored, "reranked": result.reranked, "left": len(result.remaining)}

@@ -1,7 +1,7 @@
 from rest_framework import exceptions, permissions
-from rest_framework.throttling import AnonRateThrottle
 
 from accounts.roles import is_lead
+from common.throttles import AnonRateThrottle
 from incidents.permissions import can_edit_incident
 
 

@@ -124,38 +124,54 @@ class AnalysisSuggestionSerializer(serializers.Serializer):
         return self.context["request"].build_absolute_uri(suggestion.incident.get_absolute_url())
 
 
-class AnalysisSerializer(serializers.ModelSerializer):
+SUMMARY_FIELDS = [
+    "id",
+    "url",
+    "page",
+    "status",
+    "source",
+    "submitted_by",
+    "log_path",
+    "size_bytes",
+    "redactions",
+    "stage",
+    "confident",
+    "top_incident",
+    "error",
+    "created_at",
+    "finished_at",
+    "reranked_at",
+    "reranked_from",
+]
+
+
+class AnalysisSummarySerializer(serializers.ModelSerializer):
+    """An analysis in a list: what happened, never its report (GET its url for that)."""
+
     url = serializers.HyperlinkedIdentityField(view_name="incidents-api:analysis-detail")
     page = serializers.SerializerMethodField()
-    suggestions = AnalysisSuggestionSerializer(many=True, read_only=True)
     submitted_by = serializers.CharField(
         source="submitted_by.username", read_only=True, default=None, allow_null=True
     )
+    top_incident = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
 
     class Meta:
         model = Analysis
-        fields = [
-            "id",
-            "url",
-            "page",
-            "status",
-            "source",
-            "submitted_by",
-            "log_path",
-            "size_bytes",
-            "redactions",
-            "stage",
-            "confident",
-            "error",
-            "created_at",
-            "finished_at",
-            "suggestions",
-            "report",
-        ]
+        fields = SUMMARY_FIELDS
         read_only_fields = fields
 
     def get_page(self, analysis) -> str:
         return self.context["request"].build_absolute_uri(analysis.get_absolute_url())
+
+
+class AnalysisSerializer(AnalysisSummarySerializer):
+    """One analysis with its suggestions and its (bounded) report."""
+
+    suggestions = AnalysisSuggestionSerializer(many=True, read_only=True)
+
+    class Meta(AnalysisSummarySerializer.Meta):
+        fields = [*SUMMARY_FIELDS, "suggestions", "report"]
+        read_only_fields = fields
 
 
 class FeedbackInputSerializer(serializers.Serializer):

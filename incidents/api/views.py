@@ -7,13 +7,14 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 
+from common.throttles import ScopedRateThrottle
 from incidents import services
 from incidents.api.permissions import IncidentPermission, LeadWritesPermission
 from incidents.api.serializers import (
     AnalysisInputSerializer,
     AnalysisSerializer,
+    AnalysisSummarySerializer,
     FeedbackInputSerializer,
     IncidentSerializer,
     KnowledgeGapSerializer,
@@ -130,9 +131,16 @@ class AnalysisViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
     throttle_scope = "analyses"
 
     def get_queryset(self):
+        if self.action == "list":  # summaries: the report and the tail stay in the database
+            return Analysis.objects.defer("text", "report").select_related(
+                "submitted_by", "top_incident"
+            )
         return Analysis.objects.prefetch_related(
             Prefetch("suggestions", AnalysisSuggestion.objects.select_related("incident"))
-        ).select_related("submitted_by")
+        ).select_related("submitted_by", "top_incident")
+
+    def get_serializer_class(self):
+        return AnalysisSummarySerializer if self.action == "list" else AnalysisSerializer
 
     def get_throttles(self):
         if self.action == "create":

@@ -5,10 +5,11 @@ out (`Report`). Compile the knowledge base with `build_index`, analyse with `ana
 or print `report_as_dict(report)`; `check_signature` validates a pattern before it is saved.
 """
 
-from .analyze import KnowledgeIndex, analyze, build_index, report_as_dict
+from .analyze import KnowledgeIndex, analyze, build_index
 from .benign import LineCorpus, benign_corpus, benign_lines
 from .reading import read_input
 from .redact import redact
+from .report_json import Bounds, report_as_dict
 from .signatures import check_signature
 from .stages import infer_stage
 from .templates import mask_line
@@ -30,6 +31,7 @@ from .types import (
 
 __all__ = [
     "BinaryInput",
+    "Bounds",
     "EmptyInput",
     "Evidence",
     "Group",

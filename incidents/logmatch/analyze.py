@@ -1,7 +1,7 @@
 """One analysis of a log tail: read, redact, classify, group, match, rank; and its JSON form.
 
 `build_index` compiles the knowledge base once (per knowledge version, cached by the caller);
-`analyze` then runs in milliseconds per tail. The Django side stores `report_as_dict(report)`.
+`analyze` then runs in milliseconds per tail; `report_json` turns a report into JSON.
 """
 
 from __future__ import annotations
@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-
-from common.phrases import phrase_dict
 
 from .benign import benign_lines
 from .levels import classify
@@ -30,7 +28,6 @@ from .similarity import SimilarityIndex
 from .stages import infer_stage
 from .templates import group, mask_line
 from .types import (
-    Group,
     IncidentSpec,
     Level,
     Limits,
@@ -162,63 +159,3 @@ def _key_line(tail: Tail, suggestions: Sequence[Suggestion]) -> Line | None:
             number = found[-1] if telling is None else telling
             return Line(number + 1, tail.lines[number])
     return None
-
-
-def report_as_dict(report: Report) -> dict:
-    """The report as the `analyze_log --json` object of DESIGN.md, plus the extra keys the
-    pages use (errors, key line and template, stage reason, redactions, reading counts,
-    flood flags, and why each suggestion beats the next, each sentence also as a phrase for
-    the web to translate)."""
-    return {
-        "stage": report.stage,
-        "levels": dict(report.levels),
-        "groups": [_group_dict(found) for found in report.groups],
-        "line_groups": list(report.line_groups),
-        "suggestions": [
-            {
-                "slug": suggestion.slug,
-                "title": suggestion.title,
-                "score": suggestion.score,
-                "confident": suggestion.confident,
-                "evidence": [
-                    {
-                        "line": evidence.line,
-                        "text": evidence.text,
-                        "signature": evidence.signature,
-                        "kind": evidence.kind,
-                    }
-                    for evidence in suggestion.evidence
-                ],
-                "why": suggestion.why,
-                "why_phrase": phrase_dict(suggestion.why),
-            }
-            for suggestion in report.suggestions
-        ],
-        "confident": report.confident,
-        "stage_reason": report.stage_reason,
-        "stage_phrase": phrase_dict(report.stage_reason),
-        "errors": [{"line": line.number, "text": line.text} for line in report.errors],
-        "key_line": (
-            {"line": report.key_line.number, "text": report.key_line.text}
-            if report.key_line
-            else None
-        ),
-        "key_template": report.key_template,
-        "line_count": report.line_count,
-        "invalid_bytes": report.invalid_bytes,
-        "cut_lines": report.cut_lines,
-        "redactions": report.redactions,
-        **report.extra,
-    }
-
-
-def _group_dict(found: Group) -> dict:
-    return {
-        "template": found.template,
-        "level": found.level.value,
-        "count": found.count,
-        "first_line": found.first_line,
-        "last_line": found.last_line,
-        "example": found.example,
-        "flood": found.flood,
-    }

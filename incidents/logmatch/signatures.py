@@ -100,6 +100,13 @@ class SignatureSet:
         """How many RE2 sets hold the signatures: one, unless RE2 could not compile that."""
         return len(self._sets)
 
+    def only(self, slugs: Iterable[str]) -> SignatureSet:
+        """The signatures (catalog and symptom) of these incidents alone, in a set of their
+        own: what a change to those incidents could now match."""
+        wanted = set(slugs)
+        kept = tuple(signature for signature in self.signatures if signature.slug in wanted)
+        return SignatureSet(kept, {}, _compile_sets([signature.pattern for signature in kept]))
+
     def scan(self, lines: Sequence[str]) -> list[Hit]:
         """Which signatures match which lines; each distinct line is matched once.
 

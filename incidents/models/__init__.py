@@ -2,8 +2,8 @@ from incidents.models.analysis import (
     Analysis,
     AnalysisSuggestion,
     Feedback,
+    KnowledgeChange,
     KnowledgeGap,
-    KnowledgeRescore,
 )
 from incidents.models.incident import (
     EDITABLE_FIELDS,
@@ -23,8 +23,8 @@ __all__ = [
     "Feedback",
     "Incident",
     "IncidentText",
+    "KnowledgeChange",
     "KnowledgeGap",
-    "KnowledgeRescore",
     "Recurrence",
     "Signature",
     "Tag",

@@ -78,7 +78,16 @@ class Analysis(models.Model):
     # Last handed to the broker; empty when the broker could not take it.
     queued_at = models.DateTimeField(default=timezone.now, null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    # A claim is a lease: past this moment a worker that has not finished is taken for dead,
+    # and the next delivery or the sweep takes the tail over.
+    claim_expires_at = models.DateTimeField(null=True, blank=True)
+    # The task (message) that holds the claim: when the same message comes back, the worker
+    # that ran it died (a lost worker's task is redelivered), so it may take over at once.
+    claim_task_id = models.CharField(max_length=64, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Set when a change to the incident book changed what this analysis puts first.
+    reranked_at = models.DateTimeField(null=True, blank=True)
+    reranked_from = models.CharField(max_length=80, blank=True)  # the top slug before; "" none
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -144,14 +153,17 @@ class Feedback(models.Model):
         return f"{self.verdict} on analysis {self.analysis_id}"
 
 
-class KnowledgeRescore(models.Model):
-    """The knowledge version that stored analyses were last re-ranked against (one row).
+class KnowledgeChange(models.Model):
+    """An incident whose knowledge changed (filed, edited, deleted, a signature of it saved):
+    stored analyses that it may now explain, or no longer, are ranked again. Changes wait
+    here until the re-ranking task takes them, so a burst of edits is one re-ranking."""
 
-    Edits come in bursts; each queues a re-ranking, and all but the first find the work done.
-    """
+    slug = models.SlugField(max_length=80)
+    created_at = models.DateTimeField(default=timezone.now)
+    taken_at = models.DateTimeField(null=True, blank=True, db_index=True)
 
-    version = models.CharField(max_length=200)
-    rescored_at = models.DateTimeField(default=timezone.now)
+    class Meta:
+        ordering = ["id"]
 
     def __str__(self) -> str:
-        return self.version
+        return self.slug

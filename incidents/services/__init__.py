@@ -2,13 +2,10 @@
 
 from incidents.services.analysis import (
     AnalysisRefused,
-    FeedbackRefused,
-    analyses_rescore,
-    analysis_feedback,
     analysis_request,
     analysis_run,
-    analysis_sweep,
 )
+from incidents.services.feedback import FeedbackRefused, analysis_feedback
 from incidents.services.incident import (
     incident_create,
     incident_delete,
@@ -25,6 +22,8 @@ from incidents.services.incident import (
     tags_from_names,
 )
 from incidents.services.knowledge import knowledge_changed
+from incidents.services.rescore import analyses_rescore
+from incidents.services.sweep import analysis_sweep
 
 __all__ = [
     "AnalysisRefused",

@@ -1,8 +1,9 @@
-"""Analyses of pasted log tails: accept, run exactly once, store, learn from feedback.
+"""Analyses of pasted log tails: accept, run exactly once, store.
 
 Nothing accepted is lost: the row is committed before anything is queued; a worker claims
-it with a conditional UPDATE, so a duplicate delivery finds nothing to do; the sweep sends
-again whatever a dead worker or an unreachable broker left behind.
+it with a conditional UPDATE, so a duplicate delivery finds nothing to do. A claim is a
+lease: a worker that died loses it when it expires, and the next delivery, or the sweep
+(incidents.services.sweep), takes the tail over.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
 
@@ -29,30 +29,18 @@ from kombu.exceptions import KombuError
 from common.database_errors import DATABASE_ERRORS
 from common.translation import error_text
 from incidents import logmatch
-from incidents.knowledge import feedback_map, knowledge_index, knowledge_version
-from incidents.models import (
-    Analysis,
-    AnalysisSuggestion,
-    Feedback,
-    Incident,
-    KnowledgeGap,
-    KnowledgeRescore,
-    Signature,
-)
-from incidents.services.incident import incident_record_recurrence
+from incidents.knowledge import feedback_map, knowledge_index
+from incidents.models import Analysis, AnalysisSuggestion, Incident, KnowledgeGap, Signature
 
 log = logging.getLogger(__name__)
 Status = Analysis.Status
 
 # A tail that took down this many workers is marked failed instead of being sent again.
 MAX_ATTEMPTS = 3
-# A queued row that was handed to the broker is sent again only after this long (a backlog is
-# not a loss); one that could not be handed over (queued_at empty) goes with the next sweep.
-QUEUED_GRACE = timedelta(minutes=10)
 # How long a worker keeps trying to give back its claim after the database went away.
 RELEASE_PATIENCE_SECONDS = 15.0
-RESCORE_WINDOW = timedelta(days=30)
-RESCORE_LIMIT = 1000
+# What a stored report keeps, whatever was pasted: the page and the API stay small.
+STORED = logmatch.Bounds()
 
 
 class AnalysisRefused(ValueError):
@@ -100,15 +88,17 @@ def _enqueue(analysis_id: int) -> None:
         log.warning("analysis %s stays queued: broker unreachable (%s)", analysis_id, error)
 
 
-def analysis_run(*, analysis_id: int) -> None:
-    """Run one queued analysis. Safe to call twice: a second call returns at once."""
-    attempt = _claim(analysis_id)
+def analysis_run(*, analysis_id: int, task_id: str = "") -> None:
+    """Run one queued analysis, or take over one whose worker died: its claim expired, or
+    `task_id` (this delivery's message) is the one the dead worker held. Safe to call twice:
+    a call that finds the analysis done, or claimed by a live worker, returns at once."""
+    attempt = _claim(analysis_id, task_id)
     if attempt is None:
         return
     try:
         analysis = Analysis.objects.get(pk=analysis_id)
         try:
-            report = _analyze(analysis, knowledge_index(), feedback_map())
+            report = analyze_stored(analysis, knowledge_index(), feedback_map())
         except logmatch.InputError as error:
             _finish_failed(analysis_id, attempt, error_text(error))
             return
@@ -119,7 +109,7 @@ def analysis_run(*, analysis_id: int) -> None:
                 gettext("The analysis took too long and was stopped; paste fewer lines."),
             )
             return
-        _store(analysis, report, attempt=attempt)
+        analysis_store(analysis, report, attempt=attempt)
     except DATABASE_ERRORS:
         # The database went away under us (a restart, a killed backend). The caller retries;
         # its retry can only claim the row if we give it back first.
@@ -164,19 +154,56 @@ def analysis_fail(*, analysis_id: int, message: str) -> None:
     )
 
 
-def _claim(analysis_id: int) -> int | None:
+def claim_seconds() -> int:
+    """How long a claim lasts: past the hard time limit, its worker is dead, not busy."""
+    return settings.CELERY_TASK_TIME_LIMIT + settings.ANALYSIS_CLAIM_GRACE_SECONDS
+
+
+def _claim(analysis_id: int, task_id: str) -> int | None:
+    """The attempt this call now owns, or None. A queued tail is claimed; so is a running
+    one whose worker died (its claim expired, or this is the dead worker's own message back),
+    while it has attempts left; with none left, the tail is given up."""
     # A conditional UPDATE rather than SELECT … FOR UPDATE: SQLite, the embedded default,
-    # has no row locks. Whoever flips queued→running owns this attempt.
+    # has no row locks. Whoever flips the row to running owns this attempt.
+    now = timezone.now()
+    dead = Q(claim_expires_at__lt=now) | (Q(claim_task_id=task_id) & ~Q(claim_task_id=""))
     with transaction.atomic():
-        claimed = Analysis.objects.filter(pk=analysis_id, status=Status.QUEUED).update(
-            status=Status.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1
+        claimed = Analysis.objects.filter(
+            Q(status=Status.QUEUED) | (Q(status=Status.RUNNING, attempts__lt=MAX_ATTEMPTS) & dead),
+            pk=analysis_id,
+        ).update(
+            status=Status.RUNNING,
+            started_at=now,
+            claim_expires_at=now + timedelta(seconds=claim_seconds()),
+            claim_task_id=task_id,
+            attempts=F("attempts") + 1,
         )
-        if not claimed:
-            return None
-        return Analysis.objects.values_list("attempts", flat=True).get(pk=analysis_id)
+        if claimed:
+            return Analysis.objects.values_list("attempts", flat=True).get(pk=analysis_id)
+    analysis_give_up_if_spent(analysis_id=analysis_id, dead=dead)
+    return None
 
 
-def _analyze(analysis: Analysis, index: logmatch.KnowledgeIndex, feedback: dict) -> logmatch.Report:
+def analysis_give_up_if_spent(*, analysis_id: int, dead: Q | None = None) -> bool:
+    """Fail a tail whose worker died on its last attempt: it took down a worker every time
+    it ran, so it is not sent again. True when it was given up."""
+    dead = dead if dead is not None else Q(claim_expires_at__lt=timezone.now())
+    given_up = Analysis.objects.filter(
+        dead, pk=analysis_id, status=Status.RUNNING, attempts__gte=MAX_ATTEMPTS
+    ).update(
+        status=Status.FAILED,
+        error=gettext("The analysis stopped its worker %(n)d times and was given up.")
+        % {"n": MAX_ATTEMPTS},
+        finished_at=timezone.now(),
+        claim_expires_at=None,
+    )
+    return bool(given_up)
+
+
+def analyze_stored(
+    analysis: Analysis, index: logmatch.KnowledgeIndex, feedback: dict
+) -> logmatch.Report:
+    """Run the engine on a stored tail (already read, cut and redacted when it came in)."""
     return logmatch.analyze(
         analysis.text,
         index,
@@ -192,24 +219,43 @@ def _finish_failed(analysis_id: int, attempt: int, message: str) -> None:
     )
 
 
-def _store(analysis: Analysis, report: logmatch.Report, *, attempt: int | None) -> bool:
-    """Store a report. With an attempt, only while that claim still owns the row."""
+def analysis_store(
+    analysis: Analysis,
+    report: logmatch.Report,
+    *,
+    attempt: int | None,
+    reranked_from: str | None = None,
+) -> bool:
+    """Store a report: a worker's, only while its claim (`attempt`) still owns the row; a
+    re-ranking's (no attempt), only over a finished analysis, noting when the first
+    suggestion changed from `reranked_from` (a slug, "" for none)."""
     slugs = [suggestion.slug for suggestion in report.suggestions]
     incidents = Incident.objects.in_bulk(slugs, field_name="slug")
-    top = incidents.get(slugs[0]) if slugs else None
+    top = incidents.get(slugs[0]) if slugs and report.confident else None
+    now = timezone.now()
+    when: dict[str, object]
+    if attempt:
+        when = {"finished_at": now}
+    elif reranked_from is not None and reranked_from != (top.slug if top else ""):
+        when = {"reranked_at": now, "reranked_from": reranked_from}
+    else:
+        when = {}  # ranked again, the same first suggestion: nothing to say
     with transaction.atomic():
         rows = Analysis.objects.filter(pk=analysis.pk)
-        rows = rows.filter(status=Status.RUNNING, attempts=attempt) if attempt else rows
+        if attempt:
+            rows = rows.filter(status=Status.RUNNING, attempts=attempt)
+        else:
+            rows = rows.filter(status=Status.DONE)
         stored = rows.update(
             status=Status.DONE,
-            report=logmatch.report_as_dict(report),
+            report=logmatch.report_as_dict(report, STORED),
             stage=report.stage or "",
             confident=report.confident,
-            top_incident=top if report.confident else None,
+            top_incident=top,
             key_template=report.key_template,
             error="",
-            # A re-ranking keeps the time the analysis first finished.
-            **({"finished_at": timezone.now()} if attempt else {}),
+            claim_expires_at=None,
+            **when,
         )
         if not stored:
             return False  # a newer claim owns this analysis now
@@ -288,115 +334,3 @@ def _count_signature_hits(report: logmatch.Report) -> None:
         Signature.objects.filter(pk__in=keys).update(
             hit_count=F("hit_count") + 1, last_hit_at=timezone.now()
         )
-
-
-@dataclass
-class SweepResult:
-    requeued: list[int] = field(default_factory=list)
-    failed: list[int] = field(default_factory=list)
-
-
-def analysis_sweep() -> SweepResult:
-    """Send again what a dead worker or an unreachable broker left behind."""
-    now = timezone.now()
-    result = SweepResult()
-    stuck = now - timedelta(seconds=settings.ANALYSIS_STUCK_AFTER_SECONDS)
-    abandoned = Analysis.objects.filter(status=Status.RUNNING, started_at__lt=stuck)
-    for analysis_id, attempts in abandoned.values_list("pk", "attempts"):
-        if attempts >= MAX_ATTEMPTS:
-            _finish_failed(
-                analysis_id,
-                attempts,
-                gettext("The analysis stopped its worker %(n)d times and was given up.")
-                % {"n": attempts},
-            )
-            result.failed.append(analysis_id)
-        else:
-            analysis_release(analysis_id=analysis_id)
-            result.requeued.append(analysis_id)
-    waiting = Analysis.objects.filter(status=Status.QUEUED).filter(
-        Q(queued_at__isnull=True) | Q(queued_at__lt=now - QUEUED_GRACE)
-    )
-    result.requeued.extend(
-        pk for pk in waiting.values_list("pk", flat=True) if pk not in result.requeued
-    )
-    Analysis.objects.filter(pk__in=result.requeued).update(queued_at=now)
-    for analysis_id in result.requeued:
-        _enqueue(analysis_id)
-    return result
-
-
-@dataclass
-class RescoreResult:
-    rescored: int = 0
-    newly_explained: list[int] = field(default_factory=list)  # KnowledgeGap ids
-
-
-def analyses_rescore() -> RescoreResult:
-    """Rank recent analyses again against today's knowledge; report the gaps now explained.
-
-    Does nothing when they were already ranked against this version of the knowledge.
-    """
-    result = RescoreResult()
-    version = knowledge_version()
-    if KnowledgeRescore.objects.filter(pk=1, version=version).exists():
-        return result
-    open_gaps = set(
-        KnowledgeGap.objects.filter(explained_at__isnull=True).values_list("pk", flat=True)
-    )
-    index, feedback = knowledge_index(), feedback_map()
-    recent = (
-        Analysis.objects.filter(status=Status.DONE, created_at__gte=timezone.now() - RESCORE_WINDOW)
-        .defer("report")
-        .order_by("-created_at")[:RESCORE_LIMIT]
-    )
-    for analysis in recent.iterator(chunk_size=50):
-        try:
-            report = _analyze(analysis, index, feedback)
-        except logmatch.InputError:
-            continue
-        if _store(analysis, report, attempt=None):
-            result.rescored += 1
-    still_open = set(
-        KnowledgeGap.objects.filter(explained_at__isnull=True).values_list("pk", flat=True)
-    )
-    result.newly_explained = sorted(open_gaps - still_open)
-    KnowledgeRescore.objects.update_or_create(
-        pk=1, defaults={"version": version, "rescored_at": timezone.now()}
-    )
-    return result
-
-
-class FeedbackRefused(ValueError):
-    """Feedback on an incident that this analysis did not suggest."""
-
-
-def analysis_feedback(*, analysis: Analysis, incident: Incident, user, verdict: str) -> Feedback:
-    """Record "this fixed it" (a recurrence of the incident) or "not it" (lowers the pairing)."""
-    if (
-        analysis.status != Status.DONE
-        or not analysis.suggestions.filter(incident=incident).exists()
-    ):
-        raise FeedbackRefused(gettext("That incident was not suggested for this log."))
-    with transaction.atomic():
-        feedback, _ = Feedback.objects.update_or_create(
-            analysis=analysis,
-            incident=incident,
-            user=user,
-            defaults={"verdict": verdict, "key_template": analysis.key_template},
-        )
-        if verdict == Feedback.Verdict.FIXED and feedback.recurrence_id is None:
-            feedback.recurrence = incident_record_recurrence(
-                incident=incident,
-                reported_by=user,
-                note=gettext("Confirmed by analysis #%(n)s") % {"n": analysis.pk},
-            )
-            feedback.save(update_fields=["recurrence"])
-        elif verdict == Feedback.Verdict.NOT_IT and feedback.recurrence is not None:
-            feedback.recurrence.delete()
-            Incident.objects.filter(pk=incident.pk, recurrence_count__gt=0).update(
-                recurrence_count=F("recurrence_count") - 1
-            )
-            feedback.recurrence = None
-            feedback.save(update_fields=["recurrence"])
-    return feedback

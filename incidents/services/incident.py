@@ -66,7 +66,7 @@ def incident_save_with_tags(incident: Incident, tags: Iterable[str] | None) -> N
     if names is not None:
         incident.tags.set(tags_from_names(names))
     incident_index(incident=incident)
-    knowledge_changed()
+    knowledge_changed(slugs=[incident.slug])
 
 
 def incident_create(
@@ -137,8 +137,9 @@ def incident_update(
 
 
 def incident_delete(*, incident: Incident) -> None:
+    slug = incident.slug
     incident.delete()
-    knowledge_changed()
+    knowledge_changed(slugs=[slug])
 
 
 def incident_record_recurrence(
@@ -167,14 +168,15 @@ def signature_problems(*, pattern: str, examples: str) -> list[Phrase]:
     )
 
 
-def _signature_save(signature: Signature, actor) -> Signature:
+def _signature_save(signature: Signature, actor, *, was_of: str = "") -> Signature:
+    """Validate and save; `was_of` is the incident it belonged to before an edit moved it."""
     signature.full_clean()
     problems = signature_problems(pattern=signature.pattern, examples=signature.examples)
     if problems:
         raise ValidationError({"pattern": [phrase_text(problem) for problem in problems]})
     history_note(signature, by=actor)
     signature.save()
-    knowledge_changed()
+    knowledge_changed(slugs={signature.incident.slug, was_of} - {""})
     return signature
 
 
@@ -203,8 +205,9 @@ def signature_create(
 
 
 def signature_delete(*, signature: Signature) -> None:
+    slug = signature.incident.slug
     signature.delete()
-    knowledge_changed()
+    knowledge_changed(slugs=[slug])
 
 
 def signature_update(
@@ -212,11 +215,12 @@ def signature_update(
 ) -> Signature:
     """Change a signature. A person's change (no catalog digest) is never overwritten by
     reseeding; the seed itself passes the digest of the catalog entry it now follows."""
+    was_of = Incident.objects.filter(pk=signature.incident_id).values_list("slug", flat=True)
     for name in ("incident", "pattern", "note", "examples", "enabled"):
         if name in data:
             setattr(signature, name, data[name])
     signature.catalog_digest = catalog_digest
-    return _signature_save(signature, actor)
+    return _signature_save(signature, actor, was_of=was_of.first() or "")
 
 
 def signature_mark_edited(*, signature: Signature) -> None:

@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 
 from django.db import connection, transaction
 from kombu.exceptions import KombuError
 
+from incidents.models import KnowledgeChange
+
 log = logging.getLogger(__name__)
 
 
-def knowledge_changed() -> None:
-    """Re-rank stored analyses in the background once the current transaction commits.
+def knowledge_changed(*, slugs: Iterable[str]) -> None:
+    """Note that what the engine knows of these incidents changed, and re-rank the stored
+    analyses they may affect in the background once the current transaction commits.
 
-    Called by every service that changes what the engine knows; several changes in one
-    transaction schedule one re-ranking.
+    Called by every service that changes an incident or a signature. Changes wait, noted,
+    until the re-ranking takes them all at once: a burst of edits is one re-ranking, and
+    several changes in one transaction queue one task.
     """
+    KnowledgeChange.objects.bulk_create(KnowledgeChange(slug=slug) for slug in set(slugs))
     if connection.in_atomic_block and any(
         func is _enqueue_rescore for _, func, *_ in connection.run_on_commit
     ):
@@ -27,7 +33,7 @@ def _enqueue_rescore() -> None:
     from incidents.tasks import analyses_rescore as analyses_rescore_task
 
     try:
-        # A short delay lets a burst of edits land first; the task skips a version it has seen.
+        # A short delay lets a burst of edits land first; the task takes every noted change.
         analyses_rescore_task.apply_async(countdown=5, retry=False)
     except (KombuError, OSError) as error:
-        log.warning("re-ranking skipped: broker unreachable (%s)", error)
+        log.warning("re-ranking waits for the sweep: broker unreachable (%s)", error)

@@ -19,8 +19,8 @@ import requests
 from rest_framework.authtoken.models import Token
 
 from incidents.models import Analysis
-from incidents.services import analysis as analysis_service
 from incidents.services import analysis_sweep
+from incidents.services import sweep as sweep_service
 from tests.faults.harness import (
     PASSWORD,
     TAILS,
@@ -169,7 +169,7 @@ def test_tails_submitted_while_redis_is_down_are_analysed_once_it_is_back(
     # What beat does every minute, here every second with no grace period: send again
     # whatever is still queued. A row whose message did arrive is delivered twice; its
     # claim makes the second delivery a no-op.
-    monkeypatch.setattr(analysis_service, "QUEUED_GRACE", timedelta(0))
+    monkeypatch.setattr(sweep_service, "QUEUED_GRACE", timedelta(0))
 
     def swept_and_finished() -> bool:
         if all_finished(accepted):

@@ -37,7 +37,7 @@ def test_it_reports_status_then_the_result(api, catalog):
     assert done["status"] == "done"
     assert done["suggestions"][0]["slug"] == "queue-job-died"
     assert done["suggestions"][0]["evidence"][0]["line"] == 1
-    assert set(done["report"]) >= {"stage", "levels", "groups", "line_groups", "suggestions"}
+    assert set(done["report"]) >= {"stage", "levels", "groups", "groups_total", "suggestions"}
 
 
 def test_it_accepts_a_multipart_file(api, catalog):

@@ -12,7 +12,7 @@ from incidents import logmatch, tasks
 from incidents.models import Analysis, Incident, Signature
 from incidents.seeding import catalog_seed
 from incidents.services import analysis as analysis_service
-from incidents.services import analysis_request, analysis_run, analysis_sweep, knowledge
+from incidents.services import analysis_request, analysis_run, knowledge
 from incidents.services.analysis import analysis_fail
 from incidents.services.knowledge import _enqueue_rescore
 
@@ -189,14 +189,6 @@ def test_an_outage_mid_run_gives_the_claim_back_for_the_tasks_retry(
 
     analysis.refresh_from_db()
     assert (analysis.status, analysis.attempts) == (Analysis.Status.QUEUED, 0)
-
-
-def test_the_sweep_resends_what_the_broker_refused_but_not_a_backlog(alice, catalog):
-    refused = analysis_request(data=TAIL, user=alice)
-    Analysis.objects.filter(pk=refused.pk).update(queued_at=None)
-    waiting = analysis_request(data=TAIL, user=alice)  # handed over a moment ago
-    assert analysis_sweep().requeued == [refused.pk]
-    assert Analysis.objects.get(pk=waiting.pk).status == Analysis.Status.QUEUED
 
 
 def test_the_seeded_database_gives_the_engine_what_the_catalog_gives_the_benchmarks(catalog):

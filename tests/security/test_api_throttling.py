@@ -36,8 +36,8 @@ def test_the_configured_rates():
 
     config = settings.REST_FRAMEWORK
     assert config["DEFAULT_THROTTLE_CLASSES"] == [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
+        "common.throttles.AnonRateThrottle",
+        "common.throttles.UserRateThrottle",
     ]
     assert set(config["DEFAULT_THROTTLE_RATES"]) == {"anon", "user", "analyses"}
 

@@ -59,6 +59,7 @@ PAGES: dict[str, dict[str, Rule]] = {
         "POST": rule(PUBLIC, 302, body=lambda w, r: {"username": "bob", "password": "pw-bob"}),
     },
     "logout": {"POST": rule(PUBLIC, 302)},
+    "healthz": {"GET": rule(PUBLIC, 200), "POST": rule(PUBLIC, 405)},  # for load balancers
     "language-set": {"POST": rule(SIGNED_IN, 302, body=lambda w, r: {"language": "en"})},
     "account": {"GET": rule(SIGNED_IN, 200), "POST": rule(SIGNED_IN, 200)},
     "incidents:incident-list": {"GET": rule(SIGNED_IN, 200)},
