@@ -381,7 +381,7 @@ def run(args, services: Services, env: dict, redis_port: int, web_port: int) -> 
         *("--bind", f"127.0.0.1:{web_port}", "--log-level", "warning"),
     )
     base = f"http://127.0.0.1:{web_port}"
-    wait_for(lambda: http_up(base + "/login/"), 60, "gunicorn")
+    wait_for(lambda: http_up(base + "/healthz"), 60, "gunicorn")
     wait_for(lambda: all(b"ready." in log.read_bytes() for log in worker_logs), 60, "workers")
     setup_seconds = time.perf_counter() - setup_started
 

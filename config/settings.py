@@ -239,6 +239,9 @@ CELERY_BEAT_SCHEDULE["weekly-report"] = {
     "task": "reports.tasks.report_week_publish",
     "schedule": _weekly_report_crontab(WEEKLY_REPORT_CRON),
 }
+# How often a process looks whether the knowledge changed (one primary-key read); a change
+# this process made is seen at once.
+KNOWLEDGE_CHECK_SECONDS = env.float("KNOWLEDGE_CHECK_SECONDS", default=1.0)
 ANALYSIS_MAX_BYTES = env.int("ANALYSIS_MAX_BYTES", default=2 * 1024 * 1024)
 # A pasted tail at the cap still fits in a request, so the user gets the cap's own message.
 DATA_UPLOAD_MAX_MEMORY_SIZE = ANALYSIS_MAX_BYTES + 1024 * 1024

@@ -88,8 +88,9 @@ def programs(var: Path, env: dict[str, str]) -> dict[str, tuple[str, int, int]]:
             20,
             5,
         ),
+        # Lower CPU priority too: on a small machine, re-ranking yields to pasted tails.
         "rescorer": (
-            f"{celery} worker --loglevel INFO --queues rescore --hostname rescore@%%h "
+            f"nice -n 10 {celery} worker --loglevel INFO --queues rescore --hostname rescore@%%h "
             "--concurrency 1 --without-gossip --without-mingle",
             20,
             5,

@@ -1,32 +1,47 @@
 """The compiled knowledge base, built from the database and cached per process.
 
 Web processes and workers each keep one compiled index and rebuild it when the knowledge
-changes; the version is read from the database, so every process notices every change.
+changes. Every change writes a new token into one row (`KnowledgeState`), so noticing a
+change costs one primary-key read, at most once a second per process, whatever the size of
+the book.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 
-from django.db.models import Case, Count, Max, Q, Sum, Value, When
+from django.conf import settings
+from django.db.models import Case, Sum, Value, When
 
 from incidents import logmatch
 from incidents.catalog import incident_description
-from incidents.models import TEXT_FIELDS, Feedback, Incident, Signature
+from incidents.models import TEXT_FIELDS, Feedback, Incident, KnowledgeState, Signature
 
 _lock = threading.Lock()
 _cached: tuple[str, logmatch.KnowledgeIndex] | None = None
+_checked: tuple[float, KnowledgeState] | None = None
 
 
-def knowledge_version() -> str:
-    incidents = Incident.objects.aggregate(n=Count("id"), at=Max("updated_at"))
-    signatures = Signature.objects.aggregate(n=Count("id"), at=Max("updated_at"))
-    return f"{incidents['n']}:{incidents['at']}:{signatures['n']}:{signatures['at']}"
+def knowledge_state() -> KnowledgeState:
+    """The tokens of the knowledge and of people's feedback, read from the database at most
+    every KNOWLEDGE_CHECK_SECONDS per process (a change this process made is seen at once)."""
+    global _checked
+    now = time.monotonic()
+    if _checked is None or now - _checked[0] >= settings.KNOWLEDGE_CHECK_SECONDS:
+        _checked = (now, KnowledgeState.current())
+    return _checked[1]
+
+
+def knowledge_state_forget() -> None:
+    """This process changed the knowledge: read the tokens again on the next call."""
+    global _checked
+    _checked = None
 
 
 def knowledge_index() -> logmatch.KnowledgeIndex:
     global _cached
-    version = knowledge_version()
+    version = knowledge_state().token
     with _lock:
         if _cached is None or _cached[0] != version:
             _cached = (version, _build())
@@ -59,7 +74,7 @@ def _description(row: dict) -> str:
     return incident_description(row, row["tag_list"], translations)
 
 
-_feedback_cached: tuple[tuple, dict[tuple[str, str], float]] | None = None
+_feedback_cached: tuple[str, dict[tuple[str, str], float]] | None = None
 
 
 def feedback_map() -> dict[tuple[str, str], float]:
@@ -68,13 +83,7 @@ def feedback_map() -> dict[tuple[str, str], float]:
     Each "this fixed it" counts +1 and each "not it" −1; two verdicts reach the full weight.
     """
     global _feedback_cached
-    state = tuple(
-        Feedback.objects.aggregate(
-            n=Count("id"),
-            last=Max("id"),
-            fixed=Count("id", filter=Q(verdict=Feedback.Verdict.FIXED)),
-        ).values()
-    )
+    state = knowledge_state().feedback_token
     with _lock:
         if _feedback_cached is None or _feedback_cached[0] != state:
             net = (

@@ -37,6 +37,7 @@ def _fast_and_quiet(settings, tmp_path):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
     settings.LANGUAGE_CODE = "en"
+    settings.KNOWLEDGE_CHECK_SECONDS = 0  # each test sees what the one before it changed
 
 
 def _user(username: str, role: str):

@@ -4,6 +4,7 @@ from incidents.models.analysis import (
     Feedback,
     KnowledgeChange,
     KnowledgeGap,
+    KnowledgeState,
 )
 from incidents.models.incident import (
     EDITABLE_FIELDS,
@@ -25,6 +26,7 @@ __all__ = [
     "IncidentText",
     "KnowledgeChange",
     "KnowledgeGap",
+    "KnowledgeState",
     "Recurrence",
     "Signature",
     "Tag",

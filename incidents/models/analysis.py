@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
@@ -167,3 +169,24 @@ class KnowledgeChange(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+
+class KnowledgeState(models.Model):
+    """One row: a token that every change to the knowledge replaces, and one for people's
+    feedback. A process that holds a compiled index for a token knows it is current."""
+
+    token = models.CharField(max_length=32, default="")
+    feedback_token = models.CharField(max_length=32, default="")
+
+    def __str__(self) -> str:
+        return self.token
+
+    @classmethod
+    def current(cls) -> KnowledgeState:
+        return cls.objects.get_or_create(pk=1)[0]
+
+    @classmethod
+    def replace(cls, name: str) -> None:
+        """A change: a new `token` (or `feedback_token`)."""
+        if not cls.objects.filter(pk=1).update(**{name: uuid.uuid4().hex}):
+            cls.objects.get_or_create(pk=1, defaults={name: uuid.uuid4().hex})

@@ -7,7 +7,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils.translation import gettext
 
-from incidents.models import Analysis, Feedback, Incident
+from incidents.knowledge import knowledge_state_forget
+from incidents.models import Analysis, Feedback, Incident, KnowledgeState
 from incidents.services.incident import incident_record_recurrence
 
 Status = Analysis.Status
@@ -45,4 +46,6 @@ def analysis_feedback(*, analysis: Analysis, incident: Incident, user, verdict: 
             )
             feedback.recurrence = None
             feedback.save(update_fields=["recurrence"])
+    KnowledgeState.replace("feedback_token")
+    knowledge_state_forget()
     return feedback

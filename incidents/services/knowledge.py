@@ -8,7 +8,8 @@ from collections.abc import Iterable
 from django.db import connection, transaction
 from kombu.exceptions import KombuError
 
-from incidents.models import KnowledgeChange
+from incidents.knowledge import knowledge_state_forget
+from incidents.models import KnowledgeChange, KnowledgeState
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +23,8 @@ def knowledge_changed(*, slugs: Iterable[str]) -> None:
     several changes in one transaction queue one task.
     """
     KnowledgeChange.objects.bulk_create(KnowledgeChange(slug=slug) for slug in set(slugs))
+    KnowledgeState.replace("token")
+    knowledge_state_forget()
     if connection.in_atomic_block and any(
         func is _enqueue_rescore for _, func, *_ in connection.run_on_commit
     ):

@@ -144,7 +144,7 @@ class WebServer:
 
     def _up(self) -> bool:
         try:
-            return requests.get(self.url + "/login/", timeout=10).status_code == 200
+            return requests.get(self.url + "/healthz", timeout=10).status_code == 200
         except requests.RequestException:  # not listening yet, or still importing the app
             return False
 

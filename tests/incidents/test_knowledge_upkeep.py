@@ -207,3 +207,20 @@ def test_the_seeded_database_gives_the_engine_what_the_catalog_gives_the_benchma
         if found.kind == "signature"
     )
     assert stored_patterns == sorted((spec.slug, spec.pattern) for spec in signatures)
+
+
+def test_noticing_a_change_costs_no_query_within_a_second(
+    catalog, settings, django_assert_num_queries
+):
+    from incidents.knowledge import knowledge_index
+    from incidents.models import KnowledgeState
+    from tests.factories import IncidentFactory
+
+    settings.KNOWLEDGE_CHECK_SECONDS = 60
+    before = knowledge_index()
+    KnowledgeState.replace("token")  # as another process's change would
+    with django_assert_num_queries(0):
+        assert knowledge_index() is before  # seen within the interval, not at once
+    IncidentFactory(slug="seen-at-once", symptom="RuntimeError: the quux lost its shard index")
+    after = knowledge_index()  # this process's own change: seen at once
+    assert "seen-at-once" in after.incidents
