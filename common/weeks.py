@@ -12,21 +12,26 @@ from datetime import date, datetime, time, timedelta
 
 from django.utils import timezone
 
-WEEK_RE = re.compile(r"(\d{4})-W(\d{2})")
+WEEK_RE = re.compile(r"([0-9]{4})-W([0-9]{2})")
+# The weeks a report can be about: an incident book has no history before 2000, and a
+# year-long trend must still fit in the calendar.
+YEARS = range(2000, 2101)
 
 
 def week_parse(value: str) -> date:
-    """The Monday of an ISO week label; ValueError for "2026-W54", "2026-48", …"""
+    """The Monday of an ISO week label; ValueError for "2026-W54", "2026-48", "0001-W13"…"""
     match = WEEK_RE.fullmatch(value.strip())
-    if not match:
-        raise ValueError(f"{value!r} is not an ISO week such as 2026-W48.")
+    if not match or int(match[1]) not in YEARS:
+        raise ValueError(
+            f"{value!r} is not an ISO week such as 2026-W48 (years {YEARS[0]} to {YEARS[-1]})."
+        )
     return date.fromisocalendar(int(match[1]), int(match[2]), 1)
 
 
 def week_label_of_date(day: date) -> str:
     """ "2026-W48" for the ISO week holding `day` (any day of it, usually its Monday)."""
     year, week, _ = day.isocalendar()
-    return f"{year}-W{week:02d}"
+    return f"{year:04d}-W{week:02d}"
 
 
 def week_label_of_moment(moment: datetime) -> str:

@@ -2,7 +2,9 @@
 
 Django caps a form body at DATA_UPLOAD_MAX_MEMORY_SIZE, but neither uploaded files nor DRF's
 JSON parser are held to it (a JSON body is read whole into memory), so the cap is applied here,
-to the declared Content-Length, before anything reads the body.
+to the declared Content-Length, before anything reads the body. An upload (multipart) may be
+larger, up to ANALYSIS_MAX_UPLOAD_BYTES: Django streams it to a temporary file and the
+analysis reads only its tail.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ class RequestSizeLimitMiddleware:
 
     def __call__(self, request):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        if request.META.get("CONTENT_TYPE", "").startswith("multipart/form-data"):
+            # A log file may be large: it goes to a temporary file, and only its tail is read.
+            limit = settings.ANALYSIS_MAX_UPLOAD_BYTES
         try:
             size = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
@@ -51,6 +56,17 @@ def bad_request(request, exception):
         400,
         "bad_request",
         _("The request could not be read (malformed or oversized form data)."),
+    )
+
+
+def server_error(request):
+    """handler500: under /api/ the API's error body (JSON, as every other answer there), a
+    page of the site elsewhere. The error itself is logged by Django."""
+    return _error(
+        request,
+        500,
+        "server_error",
+        _("Something went wrong on our side; the error was logged. Try again in a moment."),
     )
 
 

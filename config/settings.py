@@ -245,6 +245,8 @@ KNOWLEDGE_CHECK_SECONDS = env.float("KNOWLEDGE_CHECK_SECONDS", default=1.0)
 ANALYSIS_MAX_BYTES = env.int("ANALYSIS_MAX_BYTES", default=2 * 1024 * 1024)
 # A pasted tail at the cap still fits in a request, so the user gets the cap's own message.
 DATA_UPLOAD_MAX_MEMORY_SIZE = ANALYSIS_MAX_BYTES + 1024 * 1024
+# An uploaded log may be longer than the cap: its last ANALYSIS_MAX_BYTES are analysed.
+ANALYSIS_MAX_UPLOAD_BYTES = env.int("ANALYSIS_MAX_UPLOAD_BYTES", default=256 * 1024 * 1024)
 # When the broker is unreachable at submit time, the web request gives up after this long
 # and leaves the row queued for the sweep.
 CELERY_BROKER_CONNECTION_TIMEOUT = env.float("CELERY_BROKER_CONNECTION_TIMEOUT", default=2.0)
@@ -258,6 +260,11 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["incidents.api.permissions.SignedIn"],
+    "DEFAULT_PARSER_CLASSES": [
+        "common.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "incidents.api.pagination.Pagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": [

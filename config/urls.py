@@ -24,3 +24,4 @@ urlpatterns = [
 
 handler400 = "config.limits.bad_request"
 handler404 = "config.limits.not_found"
+handler500 = "config.limits.server_error"

@@ -4,6 +4,7 @@ import django_filters
 from django.utils.translation import gettext_lazy as _
 
 from common.choices import Discipline, Severity, Stage
+from common.widgets import DateInput
 from incidents.models import Incident
 
 
@@ -17,10 +18,10 @@ class IncidentFilterSet(django_filters.FilterSet):
         field_name="reporter__username", label=_("Reporter"), max_length=150
     )
     occurred_after = django_filters.DateFilter(
-        field_name="occurred_on", lookup_expr="gte", label=_("Occurred from")
+        field_name="occurred_on", lookup_expr="gte", label=_("Occurred from"), widget=DateInput
     )
     occurred_before = django_filters.DateFilter(
-        field_name="occurred_on", lookup_expr="lte", label=_("Occurred until")
+        field_name="occurred_on", lookup_expr="lte", label=_("Occurred until"), widget=DateInput
     )
     sort = django_filters.OrderingFilter(
         fields=(

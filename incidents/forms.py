@@ -4,6 +4,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
+from common.widgets import DateInput
 from incidents.models import EDITABLE_FIELDS, Feedback, Incident, Recurrence, Signature
 from incidents.models.incident import tag_names_clean
 
@@ -25,10 +26,6 @@ HELP = {
     "tags": _("Comma-separated, e.g. nccl, ascend, 显存."),
     "slug": _("Stable identifier used in links, the API and the CLI. Leave empty to derive it."),
 }
-
-
-class DateInput(forms.DateInput):
-    input_type = "date"
 
 
 class IncidentForm(forms.ModelForm):
@@ -84,6 +81,7 @@ class AnalysisForm(forms.Form):
     log = forms.CharField(
         label=_("Log tail"),
         required=False,
+        strip=False,  # a log's first line may be indented: keep it as pasted
         widget=forms.Textarea(
             attrs={
                 "rows": 14,
@@ -100,23 +98,15 @@ class AnalysisForm(forms.Form):
         help_text=_("e.g. exp/tri3/log/align.1.log — the path tells which stage broke."),
     )
 
-    def __init__(self, *args, max_bytes: int, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.max_bytes = max_bytes
-
     def clean(self):
         cleaned = super().clean()
         upload, text = cleaned.get("file"), cleaned.get("log", "")
+        if upload is not None and text.strip():
+            raise forms.ValidationError(
+                _("Paste a log tail or choose a file, not both: which one should be analysed?")
+            )
         if upload is not None:
-            if upload.size > self.max_bytes:
-                raise forms.ValidationError(
-                    _(
-                        "The file is %(size)s bytes; the limit is %(limit)s bytes. "
-                        "Upload the last lines only."
-                    )
-                    % {"size": f"{upload.size:,}", "limit": f"{self.max_bytes:,}"}
-                )
-            cleaned["data"] = upload.read()
+            cleaned["data"] = upload  # of a large file, only its tail is read
         elif text.strip():
             cleaned["data"] = text
         else:

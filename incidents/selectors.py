@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404
 from django.utils.translation import get_language
 
 from common.history import HistoryEntry, history_entries
+from common.numbers import whole_number
 from common.translation import phrase_text
 from incidents import logmatch
 from incidents.knowledge import knowledge_index
@@ -198,9 +199,8 @@ GAP_TAIL_LINES = 40
 
 
 def gap_for_draft(value) -> KnowledgeGap | None:
-    if not str(value or "").isdigit():
-        return None
-    return KnowledgeGap.objects.filter(pk=int(value)).first()
+    pk = whole_number(value)
+    return None if pk is None else KnowledgeGap.objects.filter(pk=pk).first()
 
 
 def gap_tail(gap: KnowledgeGap | None) -> str:

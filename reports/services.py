@@ -22,7 +22,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from accounts.roles import LEAD
-from common.weeks import week_current, week_label_of_date, week_last_completed
+from common.weeks import YEARS, week_current, week_label_of_date, week_last_completed
 from reports import selectors
 from reports.models import WeeklyReport
 from reports.permissions import can_review_reports
@@ -44,6 +44,11 @@ def report_week_build(*, week_start: date) -> WeeklyReport:
     if week_start > week_current():
         raise ReportRefused(
             _("%(week)s has not started yet.") % {"week": week_label_of_date(week_start)}
+        )
+    if week_start.year not in YEARS:
+        raise ReportRefused(
+            _("Reports cover the years %(first)s to %(last)s.")
+            % {"first": YEARS[0], "last": YEARS[-1]}
         )
     started = time.perf_counter()
     data = selectors.report_week_compute(week_start=week_start)

@@ -173,8 +173,8 @@ class StepForm(forms.Form):
 class BaseStepFormSet(forms.BaseFormSet):
     def clean(self):
         super().clean()
-        if any(self.errors):
-            return
+        if any(self.errors) or not self.management_form.is_valid():
+            return  # what is wrong is said already (a form posted without its formset data)
         if not self.steps():
             raise forms.ValidationError(_("A runbook needs at least one step."))
 

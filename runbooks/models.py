@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from common.choices import Discipline, Stage
+from common.numbers import whole_number
 from common.translated import TranslatedContent
 from common.weeks import week_label_of_moment
 
@@ -209,7 +210,9 @@ class ChecklistRun(models.Model):
         ):
             raise ValidationError({"ticked": _("Tick only steps this runbook has.")})
         if not isinstance(self.step_notes, dict) or not all(
-            str(key).isdigit() and int(key) < self.step_count and isinstance(text, str)
+            (number := whole_number(key)) is not None
+            and number < self.step_count
+            and isinstance(text, str)
             for key, text in self.step_notes.items()
         ):
             raise ValidationError({"step_notes": _("Notes belong to steps this runbook has.")})

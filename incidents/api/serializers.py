@@ -103,6 +103,10 @@ class AnalysisInputSerializer(serializers.Serializer):
     log_path = serializers.CharField(required=False, allow_blank=True, max_length=500)
 
     def validate(self, attrs):
+        if attrs.get("file") and (attrs.get("log") or "").strip():
+            raise serializers.ValidationError(
+                {"log": [_("Send a log tail in `log` or a `file`, not both.")]}
+            )
         if not attrs.get("file") and not (attrs.get("log") or "").strip():
             raise serializers.ValidationError({"log": [_("Send a log tail in `log` or a `file`.")]})
         return attrs

@@ -1,4 +1,3 @@
-from django.conf import settings
 from django.db.models import Prefetch
 from django.utils.translation import get_language
 from django_filters import rest_framework as filters
@@ -22,7 +21,6 @@ from incidents.api.serializers import (
     SignatureSerializer,
 )
 from incidents.filters import IncidentFilterSet
-from incidents.logmatch import InputTooLarge
 from incidents.models import (
     Analysis,
     AnalysisSuggestion,
@@ -153,13 +151,9 @@ class AnalysisViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         incoming.is_valid(raise_exception=True)
         data = incoming.validated_data
         upload = data.get("file")
-        if upload is not None and upload.size > settings.ANALYSIS_MAX_BYTES:
-            raise ValidationError(
-                {"file": [str(InputTooLarge(upload.size, settings.ANALYSIS_MAX_BYTES))]}
-            )
         try:
             analysis = services.analysis_request(
-                data=upload.read() if upload is not None else data["log"],
+                data=upload if upload is not None else data["log"],
                 user=request.user,
                 log_path=data.get("log_path", ""),
                 source=Analysis.Source.API,

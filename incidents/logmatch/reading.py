@@ -10,13 +10,15 @@ subclasses, whose messages are meant for the person who pasted the log:
   of NUL/control bytes or of undecodable bytes;
 * ``EmptyInput`` when nothing but whitespace (or escape codes) remains.
 
-Otherwise the text is decoded as UTF-8 (a UTF-16 byte-order mark is honoured), each invalid
-sequence becomes U+FFFD and is counted, NUL bytes and other control characters (except tab)
-are dropped, ANSI escape sequences are stripped. Lines are split on "\\n" only: "\\r\\n" is one
-line end and a final newline adds no empty line. A carriage return inside a line (progress
-bars redrawing themselves) keeps only the last non-empty segment, so the number of lines is
-always the number of "\\n"-separated lines. Lines longer than ``limits.max_line_chars`` are cut
-and counted. Every step is linear, so arbitrary bytes never crash or stall it.
+Otherwise the text is decoded as UTF-8 (a UTF-16 byte-order mark is honoured); bytes that are
+not UTF-8 but are GB18030 (GBK, from Chinese Windows consoles and older toolchains) with
+Chinese text in them are decoded as GB18030; else each invalid sequence becomes U+FFFD and is
+counted. NUL bytes and other control characters (except tab) are dropped, ANSI escape
+sequences are stripped. Lines end at "\\n" ("\\r\\n" is one line end; a final newline adds no
+empty line). A lone carriage return also ends a line, except that a progress bar redrawing
+itself ("10%|█ |", "3/9 [00:01<00:02, 2.1it/s]") keeps only its last drawing: an error
+printed between two redraws is never dropped. Lines longer than ``limits.max_line_chars``
+are cut and counted. Every step is linear, so arbitrary bytes never crash or stall it.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class ReadResult:
     lines: list[str]  # one entry per input line, in order
     invalid_bytes: int  # invalid UTF-8 sequences replaced
     cut_lines: int  # lines cut to limits.max_line_chars
+    encoding: str = "utf-8"  # what the bytes were decoded as
 
 
 _MAGIC = (
@@ -75,6 +78,11 @@ _ANSI = re.compile(
     r"|\x1b"  # a lone ESC left over from a cut sequence
 )
 _SURROGATES = re.compile("[\ud800-\udfff]")
+_CJK = re.compile("[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
+_CHINESE_SHARE = 0.7
+# A progress bar's drawing: a percentage, a bar of blocks or hashes, "3/9 [", a rate.
+_PROGRESS_CHARS = 256
+_PROGRESS = re.compile(r"\d%|[█▏▎▍▌▋▊▉#=]{3}|\d+/\d+ \[|\d(?:it|s|B)/s\b|s/it\b|\bETA\b")
 
 
 _DEFAULT_LIMITS = Limits()
@@ -82,10 +90,11 @@ _DEFAULT_LIMITS = Limits()
 
 def read_input(data: bytes | str, limits: Limits = _DEFAULT_LIMITS) -> ReadResult:
     """Decode, clean and split a log; see the module docstring for the exact contract."""
+    encoding = "utf-8"
     if isinstance(data, str):
         text, invalid = _from_str(data, limits)
     else:
-        text, invalid = _from_bytes(bytes(data), limits)
+        text, invalid, encoding = _from_bytes(bytes(data), limits)
 
     # Decided on the raw text: a last line made only of control characters is still a line.
     final_newline = text.endswith("\n")
@@ -104,7 +113,7 @@ def read_input(data: bytes | str, limits: Limits = _DEFAULT_LIMITS) -> ReadResul
         text = text[:-1]
     lines = text.split("\n")
     if "\r" in text:
-        lines = [_last_segment(s) if "\r" in s else s for s in lines]
+        lines = [kept for line in lines for kept in _segments(line)]
 
     cap = limits.max_line_chars
     cut = 0
@@ -113,26 +122,46 @@ def read_input(data: bytes | str, limits: Limits = _DEFAULT_LIMITS) -> ReadResul
             if len(s) > cap:
                 lines[i] = s[:cap]
                 cut += 1
-    return ReadResult(lines=lines, invalid_bytes=invalid, cut_lines=cut)
+    return ReadResult(lines=lines, invalid_bytes=invalid, cut_lines=cut, encoding=encoding)
 
 
-def _from_bytes(data: bytes, limits: Limits) -> tuple[str, int]:
+def _from_bytes(data: bytes, limits: Limits) -> tuple[str, int, str]:
     if len(data) > limits.max_bytes:
         raise InputTooLarge(len(data), limits.max_bytes)
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             text = data[len(bom) :].decode(encoding, errors="replace")
-            return text, text.count("\ufffd")
+            return text, text.count("\ufffd"), encoding
     if data.startswith(_MAGIC):
         raise BinaryInput()
     sample = data[:_SAMPLE]
     _check_controls(len(sample.translate(None, _TEXT_BYTES)), len(sample))
 
+    try:
+        return data.decode("utf-8"), 0, "utf-8"
+    except UnicodeDecodeError:
+        pass
+    chinese = _as_chinese(data)
+    if chinese is not None:
+        return chinese, 0, "gb18030"
     text = data.decode("utf-8", errors="replace")
     invalid = text.count("\ufffd") - data.count("\ufffd".encode())
     if invalid > 8 and invalid > _INVALID_SHARE * len(text):
         raise BinaryInput()
-    return text, invalid
+    return text, invalid, "utf-8"
+
+
+def _as_chinese(data: bytes) -> str | None:
+    """`data` decoded as GB18030 when that is what it is: it decodes without error and most
+    of what is not ASCII is Chinese (GB18030 maps nearly any byte pairs to something, so
+    decoding alone proves nothing)."""
+    try:
+        text = data.decode("gb18030")
+    except UnicodeDecodeError:
+        return None
+    wide = len(text) - len(text.encode("ascii", "ignore"))
+    cjk = len(_CJK.findall(text))
+    return text if wide and cjk >= _CHINESE_SHARE * wide else None
 
 
 def _from_str(data: str, limits: Limits) -> tuple[str, int]:
@@ -164,8 +193,19 @@ def _check_controls(controls: int, total: int) -> None:
         raise BinaryInput()
 
 
-def _last_segment(line: str) -> str:
-    for segment in reversed(line.split("\r")):
-        if segment.strip():
-            return segment
-    return ""
+def _segments(line: str) -> list[str]:
+    """What a line holding lone carriage returns printed: every non-empty segment, except
+    that a run of progress-bar drawings (or of the same text drawn again) keeps its last."""
+    segments = [segment for segment in line.split("\r") if segment.strip()]
+    kept = [
+        segment
+        for segment, following in zip(segments, [*segments[1:], None], strict=True)
+        if following is None
+        or not (segment == following or (_is_progress(segment) and _is_progress(following)))
+    ]
+    return kept or [""]
+
+
+def _is_progress(segment: str) -> bool:
+    # A drawing is short; looking at its start bounds the work on a hostile megabyte line.
+    return _PROGRESS.search(segment[:_PROGRESS_CHARS]) is not None

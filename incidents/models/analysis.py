@@ -61,7 +61,12 @@ class Analysis(models.Model):
     )
     log_path = models.CharField(_("log path"), max_length=500, blank=True)
     text = models.TextField(_("log tail"))  # already redacted
-    size_bytes = models.PositiveIntegerField(default=0)
+    size_bytes = models.PositiveBigIntegerField(default=0)  # as received
+    # Of a longer log only the last lines within the cap are analysed; how many bytes that was.
+    analysed_bytes = models.PositiveIntegerField(default=0)
+    encoding = models.CharField(max_length=20, default="utf-8")
+    invalid_bytes = models.PositiveIntegerField(default=0)  # replaced by U+FFFD
+    cut_lines = models.PositiveIntegerField(default=0)  # cut to the line-length cap
     redactions = models.PositiveIntegerField(_("secrets redacted"), default=0)
     report = models.JSONField(null=True, blank=True)
     stage = models.CharField(_("stage"), max_length=10, blank=True)

@@ -16,6 +16,7 @@ from functools import partial
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
+from django.core.files import File
 from django.db import (
     IntegrityError,
     close_old_connections,
@@ -58,23 +59,55 @@ def analysis_request(
     log_path: str = "",
     source: str = Analysis.Source.WEB,
 ) -> Analysis:
-    """Validate, decode and redact a tail, store it queued, and queue it once committed."""
+    """Validate, decode and redact a tail, store it queued, and queue it once committed.
+
+    `data` is the pasted text, the bytes, or an uploaded file: of anything longer than the
+    cap, only its last lines within the cap are kept (the end of a log is where it failed).
+    """
+    data, size = tail_within(data, settings.ANALYSIS_MAX_BYTES)
     try:
         read = logmatch.read_input(data, _limits())
     except logmatch.InputError as error:
         raise AnalysisRefused(error_text(error)) from error
     text, redactions = logmatch.redact("\n".join(read.lines))
+    path, path_redactions = logmatch.redact(log_path.strip()[:500])
     with transaction.atomic():
         analysis = Analysis.objects.create(
             submitted_by=user,
             source=source,
-            log_path=log_path.strip()[:500],
+            log_path=path,
             text=text,
-            size_bytes=len(data.encode("utf-8", "replace")) if isinstance(data, str) else len(data),
-            redactions=redactions,
+            size_bytes=size,
+            analysed_bytes=len(data) if isinstance(data, bytes) else len(data.encode()),
+            encoding=read.encoding,
+            invalid_bytes=read.invalid_bytes,
+            cut_lines=read.cut_lines,
+            redactions=redactions + path_redactions,
         )
         transaction.on_commit(partial(_enqueue, analysis.pk))
     return analysis
+
+
+def tail_within(data: bytes | str | File, cap: int) -> tuple[bytes | str, int]:
+    """The last whole lines of `data` within `cap` bytes (all of it when it fits), and the
+    size of all of it. A file is read from where its tail starts, never whole."""
+    if isinstance(data, str):
+        encoded = data.encode("utf-8", "surrogatepass")
+        if len(encoded) <= cap:
+            return data, len(encoded)
+        return _from_line_start(encoded[-cap:]).decode("utf-8", "replace"), len(encoded)
+    if isinstance(data, bytes):
+        return (data, len(data)) if len(data) <= cap else (_from_line_start(data[-cap:]), len(data))
+    size = data.size or 0
+    data.seek(max(0, size - cap))
+    tail = data.read(cap)
+    return (tail if size <= cap else _from_line_start(tail)), size
+
+
+def _from_line_start(tail: bytes) -> bytes:
+    """Drop the partial first line of a cut tail (and with it any cut multi-byte character)."""
+    newline = tail.find(b"\n")
+    return tail[newline + 1 :] if 0 <= newline < len(tail) - 1 else tail
 
 
 def _enqueue(analysis_id: int) -> None:
@@ -248,7 +281,7 @@ def analysis_store(
             rows = rows.filter(status=Status.DONE)
         stored = rows.update(
             status=Status.DONE,
-            report=logmatch.report_as_dict(report, STORED),
+            report=_report_dict(analysis, report),
             stage=report.stage or "",
             confident=report.confident,
             top_incident=top,
@@ -280,6 +313,17 @@ def analysis_store(
         if attempt:
             _count_signature_hits(report)
     return True
+
+
+def _report_dict(analysis: Analysis, report: logmatch.Report) -> dict:
+    """The bounded report, with what reading the tail found when it came in (the engine
+    re-reads the stored text, already decoded and cut)."""
+    return {
+        **logmatch.report_as_dict(report, STORED),
+        "encoding": analysis.encoding,
+        "invalid_bytes": analysis.invalid_bytes,
+        "cut_lines": analysis.cut_lines,
+    }
 
 
 def _gap_key(template: str) -> str:

@@ -100,6 +100,10 @@ def incident_create(
                 incident_save_with_tags(incident, tags)
                 if gap is not None:
                     KnowledgeGap.objects.filter(pk=gap.pk).update(incident=incident)
+        except ValidationError as error:
+            if slug or "slug" not in getattr(error, "error_dict", {}):
+                raise
+            continue  # a filing committed a moment ago took the slug made from the title
         except IntegrityError:
             if not Incident.objects.filter(slug=incident.slug).exists():
                 raise

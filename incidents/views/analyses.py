@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
@@ -16,7 +15,7 @@ from incidents.models import Analysis, Incident
 def analysis_new(request):
     # Bound on every POST, even an empty one (or JSON sent here): it then says what is missing.
     data = request.POST if request.method == "POST" else None
-    form = AnalysisForm(data, request.FILES or None, max_bytes=settings.ANALYSIS_MAX_BYTES)
+    form = AnalysisForm(data, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         try:
             analysis = services.analysis_request(

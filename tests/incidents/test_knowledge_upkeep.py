@@ -1,7 +1,5 @@
 """The knowledge base stays in step with people's edits, and the queue with its workers."""
 
-from html.parser import HTMLParser
-
 import pytest
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import OperationalError, connection
@@ -15,54 +13,15 @@ from incidents.services import analysis as analysis_service
 from incidents.services import analysis_request, analysis_run, knowledge
 from incidents.services.analysis import analysis_fail
 from incidents.services.knowledge import _enqueue_rescore
+from tests.html_forms import as_posted
 
 pytestmark = pytest.mark.django_db
 TAIL = "OSError: [Errno 28] No space left on device: 'exp/tri3/ali.1.gz'\n"
 
 
-class _FormFields(HTMLParser):
-    """The named fields of an HTML form with their current values, as a browser would post."""
-
-    def __init__(self):
-        super().__init__()
-        self.data: dict[str, str] = {}
-        self._textarea: str | None = None
-        self._select: str | None = None
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        name = attrs.get("name")
-        if tag == "input" and name and attrs.get("type") not in ("submit", "checkbox", "file"):
-            self.data[name] = attrs.get("value") or ""
-        elif tag == "input" and name and attrs.get("type") == "checkbox" and "checked" in attrs:
-            self.data[name] = "on"
-        elif tag == "textarea" and name:
-            self._textarea, self.data[name] = name, ""
-        elif tag == "select" and name:
-            self._select = name
-        elif tag == "option" and self._select and "selected" in attrs:
-            self.data[self._select] = attrs.get("value") or ""
-
-    def handle_endtag(self, tag):
-        if tag == "textarea":
-            self._textarea = None
-        elif tag == "select":
-            self._select = None
-
-    def handle_data(self, data):
-        if self._textarea:
-            self.data[self._textarea] += data
-
-
 def _admin_change(client, obj, **changes):
     url = reverse(f"admin:incidents_{obj._meta.model_name}_change", args=[obj.pk])
-    form = _FormFields()
-    form.feed(client.get(url).content.decode())
-    data = {**form.data, **changes}
-    for name in ("remedy", "pattern", "examples", "note"):  # a textarea's first newline
-        if name in data:
-            data[name] = data[name].lstrip("\n")
-    return client.post(url, data)
+    return client.post(url, {**as_posted(client.get(url).content.decode()), **changes})
 
 
 def test_an_admin_edit_survives_reseeding_and_drops_stale_translations(lena_client, catalog):
