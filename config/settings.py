@@ -239,6 +239,10 @@ CELERY_BEAT_SCHEDULE["weekly-report"] = {
     "task": "reports.tasks.report_week_publish",
     "schedule": _weekly_report_crontab(WEEKLY_REPORT_CRON),
 }
+# Pasted tails and their log paths lose secrets before anything stores them; e-mail
+# addresses, private IP addresses and internal host names too, unless this is 0 (they reach
+# the gaps page and the weekly e-mail, which go to the whole team).
+REDACT_ADDRESSES = env.bool("REDACT_ADDRESSES", default=True)
 # How often a process looks whether the knowledge changed (one primary-key read); a change
 # this process made is seen at once.
 KNOWLEDGE_CHECK_SECONDS = env.float("KNOWLEDGE_CHECK_SECONDS", default=1.0)

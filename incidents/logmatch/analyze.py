@@ -76,14 +76,16 @@ def analyze(
     log_path: str | None = None,
     feedback: Mapping[tuple[str, str], float] | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    redacted: bool = False,
 ) -> Report:
     """Analyse one pasted tail. Without an index, only reading and grouping are done.
 
     Raises the `InputError` subclasses (`EmptyInput`, `InputTooLarge`, `BinaryInput`) for
-    input it refuses; their messages are meant for the person who pasted the log.
+    input it refuses; their messages are meant for the person who pasted the log. Secrets
+    are redacted first, unless the caller says the text is `redacted` already.
     """
     read = read_input(data, limits)
-    lines, redactions = _redact_lines(read.lines)
+    lines, redactions = (list(read.lines), 0) if redacted else _redact_lines(read.lines)
     levels = classify(lines)
     groups, line_groups = group(lines, levels, limits)
     stage, stage_reason = infer_stage(lines, log_path)

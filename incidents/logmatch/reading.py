@@ -197,13 +197,15 @@ def _segments(line: str) -> list[str]:
     """What a line holding lone carriage returns printed: every non-empty segment, except
     that a run of progress-bar drawings (or of the same text drawn again) keeps its last."""
     segments = [segment for segment in line.split("\r") if segment.strip()]
+    if not segments:
+        return [""]
     kept = [
         segment
         for segment, following in zip(segments, [*segments[1:], None], strict=True)
         if following is None
         or not (segment == following or (_is_progress(segment) and _is_progress(following)))
     ]
-    return kept or [""]
+    return kept
 
 
 def _is_progress(segment: str) -> bool:

@@ -1,156 +1,324 @@
 """Replace secrets in a pasted log with `[REDACTED:<kind>]` before anything stores or shows it.
 
-The patterns are project-owned and tested with planted samples of every kind. Each one keys on
-a vendor prefix or on a named field (`password=`, `Authorization:`), never on entropy alone, so
-hex hashes, UUIDs, git SHAs, paths and numbers survive untouched. Redaction never changes the
-number of lines: a private-key block keeps its lines, each body line replaced.
+The rules are project-owned and tested with planted samples of every kind. Each one keys on a
+vendor prefix or on a named field (`password=`, `Authorization:`, `"private_key":`, `-p` of
+mysql, `-u` of curl); the one rule without a name (an AWS secret key on its own) wants 40
+characters of mixed case, digits and entropy, so hex hashes, UUIDs, git SHAs, paths and
+numbers survive untouched. Redaction never changes the number of lines: a private-key block
+keeps its lines (and their log prefixes), each body replaced.
+
+Every pattern is RE2, so the work is linear in the text whatever was pasted; the checks made
+in Python on a match look at a bounded stretch around it. With `addresses=True`, e-mail
+addresses, private IPv4 addresses and internal host names are replaced too.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import re2
+
+_DISTINCT_CHARACTERS = 24
+_OPTIONS = re2.Options()
+_OPTIONS.max_mem = 64 << 20
+_NAME_LOOKBACK = 64  # characters of a field name looked at before its secret
+_LINE_LOOKBACK = 4096  # a line is at most this long once read
+
+
+def _re(pattern: str) -> re2._Regexp:
+    return re2.compile(pattern, _OPTIONS)
+
+
+Check = Callable[[str, "re2._Match"], bool]
+
+
+def _always(text: str, match: re2._Match) -> bool:
+    return True
 
 
 @dataclass(frozen=True)
 class _Rule:
     kind: str
-    pattern: re.Pattern[str]
-    hints: tuple[str, ...]  # the pass is skipped unless one of these substrings occurs
-    keeps_field: bool = False  # group 1 is a field name to keep, group 2 the secret
+    pattern: re2._Regexp  # group 1, when it has one, is the secret; else the whole match
+    hints: tuple[str, ...]  # RE2 patterns: the rule runs only if one of them occurs
+    check: Check = _always
+    # Where the secret is in a match, when that is not simply group 1 (or the whole match).
+    locate: Callable[[str, re2._Match], tuple[int, int] | None] | None = None
 
     @property
     def mark(self) -> str:
         return f"[REDACTED:{self.kind}]"
 
-
-def _token(kind: str, prefix: str, body: str, hints: tuple[str, ...]) -> _Rule:
-    """A token format with a fixed vendor prefix.
-
-    It must not start mid-word ("task-…" is no OpenAI key); `_redact` checks that on each
-    candidate, because a leading look-behind would hide the prefix from `re`'s fast scan.
-    """
-    return _Rule(kind, re.compile(rf"(?:{prefix}){body}"), hints)
+    def span(self, text: str, match: re2._Match) -> tuple[int, int] | None:
+        if self.locate is not None:
+            return self.locate(text, match)
+        if not self.check(text, match):
+            return None
+        return match.span(1) if self.pattern.groups else match.span()
 
 
-_WORD_BEFORE = re.compile(r"[\w-]")
-_NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]*$")
-_GENERATED = re.compile(r"\d|[A-Z].*[a-z]|[a-z].*[A-Z]|[^\w.\-]")
-_TOKENIZER_FIELD = re.compile(
-    r"(?i)(?:^|[._\-])(?:pad|eos|bos|unk|sep|cls|mask|special|start|end)_token[\"']?\s*[:=]"
+# A token must not start mid-word ("task-…" is no OpenAI key): its pattern asks for the start
+# of the text, or a character that cannot be part of a token, before it. So a token repeated
+# without a break (a hostile paste) gives no match at all, not one per repeat to check.
+_WORD_START = r"(?:^|[^A-Za-z0-9_\-])"
+
+
+def _ends_a_word(text: str, match: re2._Match) -> bool:
+    end = match.end(1)
+    return end == len(text) or not (text[end].isalnum() or text[end] in "_-")
+
+
+def _with_digit(text: str, match: re2._Match) -> bool:
+    return any(char.isdigit() for char in match.group(1))
+
+
+def _token(kind: str, pattern: str, hints: tuple[str, ...], check: Check = _always) -> _Rule:
+    return _Rule(
+        kind, _re(f"{_WORD_START}({pattern})"), tuple(re2.escape(hint) for hint in hints), check
+    )
+
+
+# --- values after a named field --------------------------------------------------------------
+
+_NULL_WORDS = frozenset(("none", "null", "true", "false", "nil", "undefined", "required"))
+_NULL_WORDS |= {"optional", "empty", "unset", "changeme", "redacted", "xxx", "****"}
+_TOKENIZER_FIELD = _re(
+    r"(?i)(?:^|[^a-z0-9])(?:pad|eos|bos|unk|sep|cls|mask|special|start|end)_token[\"']?\s*[:=]"
+)
+_NAME_CHARS = _re(r"[A-Za-z0-9_.\-]*$")
+_GENERATED = _re(r"[0-9]|[A-Z].*[a-z]|[a-z].*[A-Z]|[^\w.\-]")
+_NUMBER = _re(r"[0-9.]+")
+
+
+def _a_value(value: str) -> bool:
+    """Not a null word, a number, a placeholder or a secret already replaced: something that
+    can be a secret."""
+    return not (
+        "[REDACTED:" in value
+        or value.lower().strip("'\"") in _NULL_WORDS
+        or _NUMBER.fullmatch(value)
+        or value.startswith(("<", "${", "$(", "{{", "%", "***"))
+    )
+
+
+def _field_name(text: str, match: re2._Match) -> str:
+    start = match.start()
+    before = _NAME_CHARS.search(text[max(0, start - _NAME_LOOKBACK) : start])
+    return (before.group(0) if before else "") + match.group(0)[: match.start(1) - start]
+
+
+def _line_rest(text: str, position: int) -> str:
+    end = text.find("\n", position, position + _LINE_LOOKBACK)
+    return text[position:end] if end != -1 else text[position : position + _LINE_LOOKBACK]
+
+
+def _secret_field(text: str, match: re2._Match) -> bool:
+    """An assignment, a YAML or JSON field or a flag whose value is a credential rather than
+    configuration or prose. Tokenizer fields (`pad_token=`) are configuration. After `=`, any
+    value; after `:`, a value that looks generated (a digit, mixed case, a symbol), or one
+    that is all there is to the rest of the line (`password: hunter`, as YAML writes it),
+    never a word in a sentence ("provide a token: huggingface-cli login")."""
+    value = match.group(1)
+    if not _a_value(value) or _TOKENIZER_FIELD.search(_field_name(text, match)):
+        return False
+    if "=" in match.group(0)[: match.start(1) - match.start()]:
+        return True
+    return bool(_GENERATED.search(value)) or not _line_rest(text, match.end(1)).strip(" \"'")
+
+
+def _quoted_field(text: str, match: re2._Match) -> bool:
+    return _a_value(match.group(1)) and not _TOKENIZER_FIELD.search(_field_name(text, match))
+
+
+def _on_a_mysql_line(text: str, match: re2._Match) -> bool:
+    start = text.rfind("\n", max(0, match.start() - _LINE_LOOKBACK), match.start()) + 1
+    line = text[start : match.start()].lower()
+    return ("mysql" in line or "mariadb" in line) and not match.group(1).isdigit()
+
+
+def _high_entropy(text: str, match: re2._Match) -> bool:
+    """40 characters that look like an AWS secret key: both cases, digits, and as varied as
+    a random string (at least 24 different characters: a git SHA has at most 16, a long
+    identifier or a repeated pattern far fewer)."""
+    value = match.group(1)
+    end = match.end(1)
+    if end < len(text) and (text[end].isalnum() or text[end] in "/+="):
+        return False
+    return (
+        value.lower() != value
+        and value.upper() != value
+        and not value.isalpha()
+        and len(set(value)) >= _DISTINCT_CHARACTERS
+    )
+
+
+def _url_password(text: str, match: re2._Match) -> tuple[int, int] | None:
+    """The password of `scheme://user:password@host`, which may itself hold "@" or "#" (the
+    host is after the last "@" of the authority)."""
+    start, end = match.span(1)
+    authority = text[start:end]
+    at = authority.rfind("@")
+    colon = authority.find(":", 0, at) if at > 0 else -1
+    if colon == -1 or colon + 1 >= at:
+        return None
+    return start + colon + 1, start + at
+
+
+_SECRET_NAME = (
+    r"(?:pass(?:word|wd|phrase)|pwd|secret|token|credentials?"
+    r"|(?:api|access|private|secret|auth|account|shared_?access)[_\-]?key)"
 )
 
 _RULES: tuple[_Rule, ...] = (
     _token(
-        "github-token",
-        r"gh[pousr]_",
-        r"[A-Za-z0-9]{36,255}",
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+        "github-token", r"gh[pousr]_[A-Za-z0-9]{36,255}", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")
     ),
-    _token("github-token", r"github_pat_", r"[A-Za-z0-9_]{40,255}", ("github_pat_",)),
-    _token("gitlab-token", r"glpat-", r"[A-Za-z0-9_\-]{20,}", ("glpat-",)),
-    _token("huggingface-token", r"hf_", r"[A-Za-z0-9]{30,}(?![\w-])", ("hf_",)),
-    _token("anthropic-key", r"sk-ant-", r"[A-Za-z0-9_\-]{20,}", ("sk-ant-",)),
+    _token("github-token", r"github_pat_[A-Za-z0-9_]{40,255}", ("github_pat_",)),
+    _token("gitlab-token", r"glpat-[A-Za-z0-9_\-]{20,}", ("glpat-",)),
+    _token("huggingface-token", r"hf_[A-Za-z0-9]{30,}", ("hf_",), _ends_a_word),
+    _token("anthropic-key", r"sk-ant-[A-Za-z0-9_\-]{20,}", ("sk-ant-",)),
     _token(
-        "openai-key",
-        r"sk-",
-        r"(?:proj-|svcacct-|admin-)?(?=[A-Za-z_\-]*\d)[A-Za-z0-9_\-]{20,}",
-        ("sk-",),
+        "openai-key", r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", ("sk-",), _with_digit
     ),
-    _token("slack-token", r"xox[abposre]-", r"[A-Za-z0-9\-]{10,}", ("xox",)),
+    _token("stripe-key", r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", ("_live_", "_test_")),
+    _token("slack-token", r"xox[abposre]-[A-Za-z0-9\-]{10,}", ("xox",)),
     _token(
         "aws-access-key",
-        r"AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA",
-        r"[A-Z0-9]{16}(?![A-Za-z0-9])",
+        r"(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}",
         ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"),
+        _ends_a_word,
     ),
-    _token("google-api-key", r"AIza", r"[0-9A-Za-z_\-]{35}", ("AIza",)),
-    _token("jwt", r"eyJ", r"[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", ("eyJ",)),
-    _token("pypi-token", r"pypi-", r"[A-Za-z0-9_\-]{50,}", ("pypi-",)),
+    _token("google-api-key", r"AIza[0-9A-Za-z_\-]{35}", ("AIza",)),
+    _token("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", ("eyJ",)),
+    _token("pypi-token", r"pypi-[A-Za-z0-9_\-]{50,}", ("pypi-",)),
+    _Rule(  # a whole PEM block on one line, as JSON holds it ("-----BEGIN…\nMII…\n-----END…")
+        "private-key",
+        _re(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(.*?)-----END [A-Z0-9 ]*PRIVATE KEY-----"),
+        ("PRIVATE KEY",),
+    ),
     _Rule(
         "aws-secret-key",
-        re.compile(
-            r"(?i)(aws_secret_access_key[\"']?\s*[:=]\s*[\"']?)([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
-        ),
-        ("aws_secret_access_key", "AWS_SECRET_ACCESS_KEY"),
-        keeps_field=True,
+        _re(r"(?i)aws_secret_access_key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})"),
+        ("(?i)aws_secret_access_key",),
+    ),
+    _Rule(
+        "aws-secret-key",
+        _re(r"(?:^|[^A-Za-z0-9/+=])([A-Za-z0-9/+]{40})"),
+        (r"[A-Za-z0-9/+]{40}",),
+        _high_entropy,
+    ),
+    _Rule(
+        "azure-key",
+        _re(r"(?i)(?:AccountKey|SharedAccessKey|SharedAccessSignature)=([^;\s\"']{8,})"),
+        ("(?i)accountkey=", "(?i)sharedaccess"),
     ),
     _Rule(
         "url-password",
-        re.compile(r"(://[^\s/:@\"'\[\]]*:)([^\s/@\"'\[\]]+)(?=@)"),
-        ("@",),
-        keeps_field=True,
+        _re(r"://([^\s/\"'<>\[\]]+)"),
+        ("://[^/]*@",),
+        locate=_url_password,
     ),
     _Rule(
         "authorization",
-        re.compile(
-            r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|bot|digest)\s+)?)"
+        _re(
+            r"(?i)authorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|bot|digest)\s+)?"
             r"([^\s\"',;\[]{6,})"
         ),
-        ("uthorization", "UTHORIZATION"),
-        keeps_field=True,
+        ("(?i)authorization",),
     ),
     _Rule(
         "bearer-token",
-        re.compile(r"(?i)(\bbearer\s+)([A-Za-z0-9\-._~+/]{16,}=*)"),
-        ("earer", "EARER"),
-        keeps_field=True,
+        _re(r"(?i)\bbearer\s+([A-Za-z0-9\-._~+/]{16,}=*)"),
+        ("(?i)bearer",),
+    ),
+    _Rule(
+        "secret",
+        _re(r"(?:^|\s)(?:-u|--user)(?:\s+|=)[\"']?[^\s:\"']+:([^\s\"']{3,})"),
+        (r"-u\s", "--user"),
+        lambda text, match: _a_value(match.group(1)),
+    ),
+    _Rule(
+        "secret", _re(r"(?:^|\s)-p([^\s\"']{3,})"), ("(?i)mysql", "(?i)mariadb"), _on_a_mysql_line
+    ),
+    _Rule(
+        "secret",
+        _re(r"--password(?:=|\s+)[\"']?([^\s\"']{3,})"),
+        ("--password",),
+        lambda text, match: _a_value(match.group(1)) and not match.group(1).startswith("-"),
+    ),
+    _Rule(
+        "secret",
+        _re(rf"(?i)\"[A-Za-z0-9_.\-]*?{_SECRET_NAME}(?:_?id)?\"\s*:\s*\"([^\"\n]{{1,256}})\""),
+        (rf"(?i){_SECRET_NAME}",),
+        _quoted_field,
+    ),
+    _Rule(
+        "secret",
+        _re(
+            rf"(?i){_SECRET_NAME}[\"']?\s*[:=]\s*[\"']?"
+            r"([^\s\"',;&<>${}()\[\]*]{6,})"
+        ),
+        (rf"(?i){_SECRET_NAME}\w*[\"']?\s*[:=]",),
+        _secret_field,
     ),
 )
 
-# A named secret in an assignment, a YAML/JSON field or a command-line flag. The field name
-# must *end* in the secret word, so `max_tokens=512` and `token_count: 9` stay; numbers, null
-# words and placeholders (`<token>`, `${TOKEN}`, `***`) are not secrets. Spelled without (?i)
-# so that `re` can skip ahead by the first letters; `_is_secret_field` checks the whole name.
-_ASSIGNMENT = _Rule(
-    "secret",
-    re.compile(
-        r"((?:[Pp]ass(?:word|wd|phrase)|PASS(?:WORD|WD|PHRASE)|[Pp]wd|PWD|[Ss]ecret|SECRET"
-        r"|[Tt]oken|TOKEN|[Cc]redentials?|CREDENTIALS?"
-        r"|(?:[Aa]pi|API|[Aa]ccess|ACCESS|[Pp]rivate|PRIVATE|[Ss]ecret|SECRET|[Aa]uth|AUTH)"
-        r"[_\-]?(?:[Kk]ey|KEY))"
-        r"[\"']?\s*[:=]\s*[\"']?)"
-        r"(?!(?i:none|null|true|false|nil|undefined|required|optional)\b)"
-        r"(?![\d.]+(?![^\s\"',;&]))"
-        r"([^\s\"',;&<>${}()\[\]*]{6,})"
+_ADDRESS_RULES: tuple[_Rule, ...] = (
+    _Rule(
+        "email",
+        _re(r"([A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,})"),
+        ("@",),
     ),
-    (),
-    keeps_field=True,
+    _Rule(
+        "ip",
+        _re(
+            r"(?:^|[^0-9.])(10(?:\.[0-9]{1,3}){3}|192\.168(?:\.[0-9]{1,3}){2}"
+            r"|172\.(?:1[6-9]|2[0-9]|3[01])(?:\.[0-9]{1,3}){2})"
+        ),
+        (r"(?:10|192\.168|172\.[123][0-9])\.[0-9]",),
+        lambda text, match: (
+            _ends_a_word(text, match) and (match.end(1) == len(text) or text[match.end(1)] != ".")
+        ),
+    ),
+    _Rule(
+        "host",
+        _re(
+            r"(?i)(?:^|[^a-z0-9_.\-])([a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)*"
+            r"\.(?:internal|corp|intranet|lan|local|home\.arpa|cluster\.local))"
+        ),
+        (r"(?i)\.(?:internal|corp|intranet|lan|local|home\.arpa)",),
+        _ends_a_word,
+    ),
 )
 
-# Which rules can fire at all, found by one RE2 pass over the text (a fraction of a
-# millisecond per 100 KB): most logs hold no secret, and the assignment pattern alone costs
-# `re` some 0.1 s/MB.
-_ASSIGNMENT_HINT = r"(?i)(?:pass|pwd|secret|token|credential|key)\w*[\"']?\s*[:=]"
 
-
-def _hint_set() -> tuple[re2.Set, list[_Rule]]:
-    hints = re2.Set.SearchSet(re2.Options())
+def _hint_set(rules: tuple[_Rule, ...]) -> tuple[re2.Set, list[_Rule]]:
+    hints = re2.Set.SearchSet(_OPTIONS)
     owners: list[_Rule] = []
-    for rule in _RULES:
+    for rule in rules:
         for hint in rule.hints:
-            hints.Add(re2.escape(hint))
+            hints.Add(hint)
             owners.append(rule)
-    hints.Add(_ASSIGNMENT_HINT)
-    owners.append(_ASSIGNMENT)
     hints.Compile()
     return hints, owners
 
 
-_HINTS, _HINT_OWNERS = _hint_set()
+_HINTS, _HINT_OWNERS = _hint_set((*_RULES, *_ADDRESS_RULES))
 
-_PEM_BEGIN = re.compile(r"-----BEGIN ([A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?)-----")
-_PEM_BODY_LINE = re.compile(r"[A-Za-z0-9+/=]*|[A-Za-z\-]+: .*")
-_PEM_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
+_PEM_BEGIN = _re(r"-----BEGIN ([A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?)-----\s*$")
+_PEM_END = _re(r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
+_PEM_BODY = _re(r"^(.*?)([A-Za-z0-9+/]{16,}={0,2}|[A-Za-z0-9+/]*={1,2})\s*$")
+_PEM_HEADER = _re(r"[A-Za-z\-]+: \S")
 
 
-def redact(text: str) -> tuple[str, int]:
-    """Return `text` with every secret replaced, and how many were replaced."""
+def redact(text: str, *, addresses: bool = False) -> tuple[str, int]:
+    """Return `text` with every secret (and, with `addresses`, every e-mail address, private
+    IP address and internal host name) replaced, and how many were replaced."""
     text, total = _redact_private_keys(text)
     hinted = {_HINT_OWNERS[index] for index in _HINTS.Match(text) or ()}
-    for rule in (*_RULES, _ASSIGNMENT):
+    rules = (*_RULES, *(_ADDRESS_RULES if addresses else ()))
+    for rule in rules:
         if rule in hinted:
             text, count = _redact(rule, text)
             total += count
@@ -158,60 +326,50 @@ def redact(text: str) -> tuple[str, int]:
 
 
 def _redact(rule: _Rule, text: str) -> tuple[str, int]:
-    replaced = 0
-
-    def replace(match: re.Match[str]) -> str:
-        nonlocal replaced
-        start = match.start()
-        if rule is _ASSIGNMENT:
-            if not _is_secret_field(text, match):
-                return match.group(0)
-        elif not rule.keeps_field and start and _WORD_BEFORE.match(text[start - 1]):
-            return match.group(0)
-        replaced += 1
-        return f"{match.group(1)}{rule.mark}" if rule.keeps_field else rule.mark
-
-    return rule.pattern.sub(replace, text), replaced
-
-
-def _is_secret_field(text: str, match: re.Match[str]) -> bool:
-    """Whether an assignment match is a credential rather than configuration or prose.
-
-    Tokenizer fields (`pad_token=`) are configuration. After a colon, a plain word is prose
-    ("provide a token: huggingface-cli login"), so the value must look generated: a digit,
-    mixed case or a symbol.
-    """
-    start = match.start()
-    name_start = _NAME_CHARS.search(text, max(0, start - 64), start)
-    name = (name_start.group(0) if name_start else "") + match.group(1)
-    if _TOKENIZER_FIELD.search(name):
-        return False
-    if "=" in match.group(1):
-        return True
-    return bool(_GENERATED.search(match.group(2)))
+    pieces: list[str] = []
+    done = 0
+    for match in rule.pattern.finditer(text):
+        span = rule.span(text, match)
+        if span is None or span[0] < done:
+            continue
+        start, end = span
+        pieces += (text[done:start], rule.mark)
+        done = end
+    if not pieces:
+        return text, 0
+    pieces.append(text[done:])
+    return "".join(pieces), len(pieces) // 2
 
 
 def _redact_private_keys(text: str) -> tuple[str, int]:
+    """PEM blocks, their lines kept: each body line's key material replaced, a log prefix
+    (`2024-05-01 INFO `) left as it was. A tail may cut a block before its END line, so the
+    block also ends at the first line that does not look like one of its lines."""
     if "PRIVATE KEY" not in text:
         return text, 0
     lines = text.split("\n")
     count = 0
     index = 0
     while index < len(lines):
-        if not _PEM_BEGIN.search(lines[index]):
+        begin = _PEM_BEGIN.search(lines[index])
+        if not begin:
             index += 1
             continue
         count += 1
+        prefix = lines[index][: begin.start()]
         index += 1
-        # A log tail may cut the block before its END line: take body-looking lines only.
         while index < len(lines):
-            line = lines[index].rstrip("\r")
+            line = lines[index]
             if _PEM_END.search(line):
                 index += 1
                 break
-            if not _PEM_BODY_LINE.fullmatch(line):
+            content = line[len(prefix) :] if line.startswith(prefix) else line
+            body = _PEM_BODY.match(content)
+            if body:
+                lines[index] = (
+                    line[: len(line) - len(content)] + body.group(1) + "[REDACTED:private-key]"
+                )
+            elif content.strip() and not _PEM_HEADER.match(content):
                 break
-            if line:
-                lines[index] = "[REDACTED:private-key]"
             index += 1
     return "\n".join(lines), count

@@ -69,8 +69,9 @@ def analysis_request(
         read = logmatch.read_input(data, _limits())
     except logmatch.InputError as error:
         raise AnalysisRefused(error_text(error)) from error
-    text, redactions = logmatch.redact("\n".join(read.lines))
-    path, path_redactions = logmatch.redact(log_path.strip()[:500])
+    addresses = settings.REDACT_ADDRESSES
+    text, redactions = logmatch.redact("\n".join(read.lines), addresses=addresses)
+    path, path_redactions = logmatch.redact(log_path.strip()[:500], addresses=addresses)
     with transaction.atomic():
         analysis = Analysis.objects.create(
             submitted_by=user,
@@ -243,6 +244,7 @@ def analyze_stored(
         log_path=analysis.log_path or None,
         feedback=feedback,
         limits=_limits(),
+        redacted=True,  # when it came in
     )
 
 
@@ -323,6 +325,7 @@ def _report_dict(analysis: Analysis, report: logmatch.Report) -> dict:
         "encoding": analysis.encoding,
         "invalid_bytes": analysis.invalid_bytes,
         "cut_lines": analysis.cut_lines,
+        "redactions": analysis.redactions,
     }
 
 

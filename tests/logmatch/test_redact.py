@@ -53,6 +53,41 @@ PLANTED = [
     ("authorization", "curl -H 'Authorization: Bearer {}' http://api", "abcdefghijklmnop1234"),
     ("authorization", "Authorization: token {}", "0123456789abcdef0123"),
     ("bearer-token", "requests sent bearer {}", "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5"),
+    # Forms that once passed redaction.
+    ("secret", 'config {{"password": "{}", "user": "bob"}}', "correct horse battery staple"),
+    ("secret", "db:\n  password: {}\n  user: bob", "hunter"),
+    ("secret", "+ mysql -uroot -p{} kb_prod < dump.sql", "Sup3rSecret"),
+    ("secret", "mysqldump --password={} --all-databases", "Sup3rSecret"),
+    ("secret", "psql --password {} -h db", "pgSecretPw"),
+    ("secret", "curl -sS -u alice:{} https://artifacts.example.com/x.tar", "s3cr3tpw"),
+    ("secret", "PGPASSWORD={} psql -h db kb", "plainpassword"),
+    ("secret", "GET /logs?run=7&access_token={} 200", "3f9c2a8e7d6b5a49"),
+    (
+        "azure-key",
+        "DefaultEndpointsProtocol=https;AccountName=kbstore;AccountKey={};EndpointSuffix=core",
+        "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
+    ),
+    (
+        "stripe-key",
+        "stripe.error.AuthenticationError: {} revoked",
+        "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+    ),
+    ("url-password", "could not connect: postgres://app:{}@db.example.com:5432/kb", "p@ss#w0rd"),
+    (
+        "aws-secret-key",
+        "uploading with {} to s3://bucket",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    ),
+    (
+        "private-key",
+        '{{"type": "service_account", "private_key": "{}", "client_email": "x"}}',
+        "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\\n-----END PRIVATE KEY-----\\n",
+    ),
+    (
+        "secret",
+        '{{"type": "service_account", "private_key_id": "{}"}}',
+        "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678",
+    ),
 ]
 
 NOT_SECRETS = [
@@ -76,6 +111,16 @@ NOT_SECRETS = [
     "Please provide a token: huggingface-cli login",
     "export HF_TOKEN=${HF_TOKEN} and retry",
     "显存不足，批大小 32，token 数 4096",
+    "git rev-parse HEAD: 3f786850e387550fdab836ed7e6dc881de23001b",
+    "mkdir -p /data/exp && ssh -p2222 gpu-node01",
+    "docker run -u 1000:1000 --rm train:latest",
+    "Please enter your password: ",
+    "db:\n  password: ${DB_PASSWORD}",
+    "mysqld --password-file /run/secrets/db --port 3306",
+    "export TRANSFORMERS_VERBOSITY=info; pad_token: [PAD]",
+    '{"pad_token": "[PAD]", "eos_token": "</s>"}',
+    "loaded shard ZmFrZS1zaGFyZC1uYW1lLWZvci10ZXN0cw in 2s",
+    'ERROR: password authentication failed for user "kb"',
 ]
 
 
@@ -149,3 +194,45 @@ def test_analysis_never_shows_a_planted_secret(small_index):
 
     assert report.redactions == 2
     assert token not in json.dumps(report_as_dict(report), ensure_ascii=False)
+
+
+def test_a_private_key_whose_lines_carry_a_log_prefix_is_redacted_with_its_lines():
+    body = ["MIIEowIBAAKCAQEA7bq1" + "A" * 44, "x7Yz" * 16, "ab12" * 10 + "=="]
+    prefix = "2026-11-30 10:00:00 INFO deploy: "
+    text = "\n".join(
+        [f"{prefix}-----BEGIN RSA PRIVATE KEY-----"]
+        + [prefix + line for line in body]
+        + [f"{prefix}-----END RSA PRIVATE KEY-----", f"{prefix}done"]
+    )
+
+    redacted, count = redact(text)
+
+    assert count == 1
+    assert not any(line in redacted for line in body)
+    assert redacted.count("\n") == text.count("\n")
+    assert redacted.splitlines()[1] == prefix + "[REDACTED:private-key]"
+    assert redacted.splitlines()[-1] == f"{prefix}done"
+
+
+def test_addresses_are_redacted_when_asked():
+    line = (
+        "job by ana@example.com on 10.3.1.4 and 192.168.0.12 via db-01.corp "
+        "(public 8.8.8.8, localhost 127.0.0.1, version 10.3.1)"
+    )
+    redacted, count = redact(line, addresses=True)
+    assert count == 4
+    for gone in ("ana@example.com", "10.3.1.4", "192.168.0.12", "db-01.corp"):
+        assert gone not in redacted
+    assert "8.8.8.8" in redacted and "127.0.0.1" in redacted and "version 10.3.1)" in redacted
+    assert redact(line) == (line, 0)  # not unless asked
+
+
+@pytest.mark.parametrize(
+    "shape",
+    ["sk-" * 30000, "a" * 90000, "password=" * 10000, "://" + "a:" * 30000 + "@", "-p" * 40000],
+)
+def test_hostile_shapes_are_read_in_one_pass(shape):
+    """Every rule is RE2: no shape makes the work grow faster than the text (the budget for
+    such shapes is held in bench/bench_hostile.py)."""
+    redacted, _ = redact(shape + "\nmysql -pS3cretPass")
+    assert redacted.endswith("[REDACTED:secret]")
