@@ -191,7 +191,7 @@ def test_an_analysis_explains_itself_in_chinese(alice_client, catalog):
 
 def test_refused_input_is_explained_in_chinese(alice_client):
     client = _chinese(alice_client)
-    upload = SimpleUploadedFile("big.log", b"x\n" * (1024 * 1024 + 1))
+    upload = SimpleUploadedFile("core", b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 64)
     response = client.post(reverse("incidents:analysis-new"), {"file": upload})
     assert response.status_code == 400
-    assert "上限为 2,097,152 字节" in response.content.decode()
+    assert "这看起来是二进制文件，不是文本日志。" in response.content.decode()

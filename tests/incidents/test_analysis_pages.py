@@ -101,10 +101,6 @@ def test_feedback_is_only_for_suggested_incidents(alice_client, catalog):
             {"file": SimpleUploadedFile("core", b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 64)},
             "binary",
         ),
-        (
-            {"file": SimpleUploadedFile("big.log", b"x\n" * (1024 * 1024 + 1))},
-            "the limit is 2,097,152 bytes",
-        ),
         ({"log": OOM_TAIL, "log_path": "p" * 501}, "at most 500 characters"),
     ],
 )
