@@ -108,11 +108,7 @@ def analyze(
         levels=_level_counts(levels),
         groups=groups,
         line_groups=line_groups,
-        errors=tuple(
-            Line(number + 1, lines[number])
-            for number, level in enumerate(levels)
-            if level is Level.ERROR
-        )[-MAX_ERRORS_LISTED:],
+        errors=_last_errors(lines, levels),
         suggestions=suggestions,
         key_line=key,
         key_template=mask_line(key.text) if key else "",
@@ -122,6 +118,17 @@ def analyze(
         redactions=redactions,
         extra={"floods": [number for number, found in enumerate(groups) if found.flood]},
     )
+
+
+def _last_errors(lines: Sequence[str], levels: Sequence[Level]) -> tuple[Line, ...]:
+    """The last MAX_ERRORS_LISTED error lines (the end of a tail is where a failure shows)."""
+    wanted: list[int] = []
+    for number in range(len(levels) - 1, -1, -1):
+        if levels[number] is Level.ERROR:
+            wanted.append(number)
+            if len(wanted) == MAX_ERRORS_LISTED:
+                break
+    return tuple(Line(number + 1, lines[number]) for number in reversed(wanted))
 
 
 def _redact_lines(lines: Sequence[str]) -> tuple[list[str], int]:

@@ -8,7 +8,10 @@ can never make a suggestion confident.
 
 from __future__ import annotations
 
+import functools
 import re
+
+import re2
 
 # Examples a signature must not match (checked when a signature is saved).
 GENERIC_SAMPLES = (
@@ -31,19 +34,17 @@ GENERIC_SAMPLES = (
     '  File "/usr/lib/python3/site-packages/torch/nn/modules/module.py", line 1501, in _call_impl',
 )
 
+# Every pattern here runs on pasted lines: RE2, so the work is linear in the line.
 # A stack frame: Python (also behind a `[rank0]:` or logger prefix), Java, gdb/C++.
-_FRAME = re.compile(
+_FRAME = re2.compile(
     r'(?:^|\s)File "[^"]*", line \d+(?:, in \S+)?\s*$|^\s*(?:at [\w.$]+\(|#\d+\s+0x[0-9a-f]+)'
 )
-_NOISE = re.compile(
-    r"""
-      \b[\w.]*(?:Error|Exception|Exit|Warning)\b      # exception and warning class names
-    | \b(?:std|c10)::(?:runtime_error|exception|logic_error|system_error|Error)\b
-    | \b[\w.-]+\.(?:py|sh|cc|cpp|h|pl|c):?\d*         # file names with line numbers
-    | (?:/[\w.+-]+)+/?                                # paths
-    | \b[0-9a-fx:.-]*\d[0-9a-fx:.-]*\b                # numbers, addresses, times
-    """,
-    re.VERBOSE,
+_NOISE = re2.compile(
+    r"\b[\w.]*(?:Error|Exception|Exit|Warning)\b"  # exception and warning class names
+    r"|\b(?:std|c10)::(?:runtime_error|exception|logic_error|system_error|Error)\b"
+    r"|\b[\w.-]+\.(?:py|sh|cc|cpp|h|pl|c):?\d*"  # file names with line numbers
+    r"|(?:/[\w.+-]+)+/?"  # paths
+    r"|\b[0-9a-fx:.-]*\d[0-9a-fx:.-]*\b"  # numbers, addresses, times
 )
 _GENERIC_WORDS = frozenset(
     (
@@ -63,11 +64,12 @@ _GENERIC_WORDS = frozenset(
 )
 # Exit codes and signals that do name a cause: 137 = SIGKILL (usually the OOM killer),
 # 139 = SIGSEGV, 134 = SIGABRT. `exit code 1` says nothing; `exit code 137` does.
-_TELLING_CODE = re.compile(
+_TELLING_CODE = re2.compile(
     r"(?i)(?:exit|code|status|signal)\W{0,3}(?:-?9|1[23]\d|14[0-3])\b|\bSIG(?:KILL|SEGV|ABRT|BUS)\b"
 )
-_PYTHON_FRAME = re.compile(r'File "[^"]*", line \d+')
-_EXCEPTION_MESSAGE = re.compile(r"\b[\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b:")
+_PYTHON_FRAME = re2.compile(r'File "[^"]*", line \d+')
+_EXCEPTION_MESSAGE = re2.compile(r"\b[\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b:")
+# A run of one character class, nothing to backtrack: `re`, whose matches cost less to take.
 _WORDS = re.compile(r"[A-Za-z]+|[^\x00-\x7f]")
 # Fewer informative letters than this and the line says nothing about the cause.
 _MIN_INFORMATIVE_LETTERS = 8
@@ -83,6 +85,7 @@ def follows_frame(previous: str, line: str) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=8192)  # asked once per signature hit: the same lines again
 def is_generic(line: str) -> bool:
     """True when `line` alone does not say what went wrong (see the module docstring)."""
     if _FRAME.search(line):
@@ -90,7 +93,8 @@ def is_generic(line: str) -> bool:
     if _TELLING_CODE.search(line):
         return False
     informative = 0
-    for word in _WORDS.findall(_NOISE.sub(" ", line)):
+    for found in _WORDS.finditer(_NOISE.sub(" ", line)):
+        word = found.group(0)
         if word.lower() not in _GENERIC_WORDS:
             informative += len(word) if word.isascii() else 2
             if informative >= _MIN_INFORMATIVE_LETTERS:

@@ -26,7 +26,6 @@ never makes a line an error.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import re2
@@ -122,11 +121,12 @@ def _rule_set() -> re2.Set:
 _RULE_SET = _rule_set()
 _LEVELS = (*(level for _name, _pattern, level in RULES), Level.INFO)  # the hint: INFO
 
-_TRACEBACK = re.compile(r"Traceback \(most recent call last\):?")
-_CHAINED = re.compile(r"^\s*(?:During handling of the above exception|The above exception)")
-_FRAME = re.compile(r'^(.*?)\s+File "[^"]*", line \d+')
-_JAVA_FRAME = re.compile(r"^\s+at [\w$.<>/]+\(.*\)\s*$|^\s+\.\.\. \d+ more\s*$|^Caused by: ")
-_STACK_TRACE = re.compile(r"\[ Stack-Trace: \]")
+# RE2: these run on every pasted line, and `^(.*?)\s+File "` would be quadratic in `re`.
+_TRACEBACK = re2.compile(r"Traceback \(most recent call last\):?")
+_CHAINED = re2.compile(r"^\s*(?:During handling of the above exception|The above exception)")
+_FRAME = re2.compile(r'^(.*?)\s+File "[^"]*", line \d+')
+_JAVA_FRAME = re2.compile(r"^\s+at [\w$.<>/]+\(.*\)\s*$|^\s+\.\.\. \d+ more\s*$|^Caused by: ")
+_STACK_TRACE = re2.compile(r"\[ Stack-Trace: \]")
 _DIGITS = str.maketrans("0123456789", "0000000000")
 
 

@@ -1,13 +1,17 @@
-"""Signatures: RE2 patterns that recognise an incident's log lines, compiled into one set.
+"""Signatures: RE2 patterns that recognise an incident's log lines, matched together.
 
-All enabled signatures go into one `re2.Set`, so each distinct line of a tail is scanned once
-however large the knowledge base; the set answers which patterns matched, and since it runs
-line by line the line numbers come with it. (Signatures may name any digit, so unlike the rule
-tables the scan cannot merge lines that differ only in their digits.) RE2 runs in linear time,
-so a catastrophic pattern such as `(a+)+$` is harmless; a pattern that matches the empty
-string would fire on every line and is refused. Each incident's symptom lines act as
-signatures too: masked with `mask_line`, their literal parts escaped and every `<*>` turned
-into a wildcard, so a just-filed incident matches at once, even with other numbers.
+All enabled signatures go into a few `re2.Filter`s (RE2's FilteredRE2): each pattern's
+required literal atoms are matched in one pass by a case-insensitive literal set, and only the
+patterns whose atoms occur are run, so each distinct line of a tail is scanned once however
+large the knowledge base, and the line numbers come with it. (One `re2.Set` of every pattern
+was as fast on ordinary lines, but on lines dense in the knowledge base's words its DFA
+rebuilt its states byte after byte: 0.2 s for one 4 KB line.) Signatures may name any digit,
+so unlike the rule tables the scan cannot merge lines that differ only in their digits. RE2
+runs in linear time, so a catastrophic pattern such as `(a+)+$` is harmless; a pattern that
+matches the empty string would fire on every line and is refused. Each incident's symptom
+lines act as signatures too: masked with `mask_line`, their literal parts escaped and every
+`<*>` turned into a wildcard, so a just-filed incident matches at once, even with other
+numbers.
 """
 
 from __future__ import annotations
@@ -33,6 +37,11 @@ if TYPE_CHECKING:
 # A 10k-pattern set fails to compile at RE2's default 8 MiB (and at 16 MiB); the budget is an
 # upper bound, not an allocation.
 SET_MAX_MEM = 256 << 20
+# A Filter's own atom set is compiled with RE2's default budget, which holds the atoms of a
+# few thousand patterns: signatures go into filters of this many each.
+FILTER_CHUNK = 4000
+_BATCH_LINES = 64  # distinct lines tried together before any is tried alone
+_TEXT_ANCHOR = re.compile(r"\\[Az]")
 SYMPTOM_KEY_PREFIX = "symptom:"
 # Symptom lines with fewer literal characters than this are too vague to be a signature.
 MIN_SYMPTOM_LITERAL = 12
@@ -42,7 +51,6 @@ SPECIFIC_LITERAL = 24
 # is refused as noise (saving one is refused at 1%, by `check_signature`).
 INDEX_BENIGN_SHARE = 0.1
 _WILDCARD = "<*>"
-_MATCH_CHUNK = 2048  # patterns per set when one set over everything fails to compile
 
 
 def re2_options(max_mem: int = 8 << 20) -> re2.Options:
@@ -89,16 +97,16 @@ class Hit:
 
 @dataclass
 class SignatureSet:
-    """Every usable signature in one RE2 set (or a few, if one would not compile)."""
+    """Every usable signature, in filters of FILTER_CHUNK patterns each."""
 
     signatures: tuple[Signature, ...]
     rejected: dict[str, str] = field(default_factory=dict)
-    _sets: list[tuple[re2.Set, int]] = field(default_factory=list, repr=False)
+    _sets: _Matcher | None = field(default=None, repr=False)
 
     @property
     def set_count(self) -> int:
-        """How many RE2 sets hold the signatures: one, unless RE2 could not compile that."""
-        return len(self._sets)
+        """How many filters hold the signatures."""
+        return self._sets.filter_count if self._sets else 0
 
     def only(self, slugs: Iterable[str]) -> SignatureSet:
         """The signatures (catalog and symptom) of these incidents alone, in a set of their
@@ -115,16 +123,14 @@ class SignatureSet:
         if not self._sets:
             return []
         distinct = [text for text in dict.fromkeys(lines) if text]
+        encoded = _encoded(distinct)
         found: list[tuple[str, list[int]]] = []
-        if len(self._sets) == 1:
-            match = self._sets[0][0].Match
-            for text, data in zip(distinct, _encoded(distinct), strict=True):
-                indices = match(data)
-                if indices:
-                    found.append((text, indices))
-        else:
-            for text, data in zip(distinct, _encoded(distinct), strict=True):
-                indices = _match_all(self._sets, data)
+        for start in range(0, len(distinct), _BATCH_LINES):
+            batch = encoded[start : start + _BATCH_LINES]
+            if not self._sets.batch_may_match(b"\n".join(batch)):
+                continue  # most lines match nothing: a batch of them is one call
+            for text, data in zip(distinct[start : start + _BATCH_LINES], batch, strict=True):
+                indices = self._sets.match(data)
                 if indices:
                     found.append((text, indices))
         if not found:
@@ -186,7 +192,7 @@ def build_signature_set(
 
 def _compile_valid(
     candidates: list[Signature], rejected: dict[str, str]
-) -> tuple[list[Signature], list[tuple[re2.Set, int]]]:
+) -> tuple[list[Signature], _Matcher | None]:
     """Compile the candidates that RE2 accepts and that need some text to match.
 
     RE2 only says that a pattern failed to join the set, so each failure is compiled alone
@@ -221,34 +227,59 @@ def _encoded(lines: list[str]) -> list[bytes]:
     return text.encode("utf-8", "surrogatepass").split(b"\n")
 
 
-def _match_all(sets: Sequence[tuple[re2.Set, int]], text: str | bytes) -> list[int]:
-    found: list[int] = []
-    for pattern_set, offset in sets:
-        indices = pattern_set.Match(text)
-        if indices:
-            found.extend(offset + index for index in indices)
-    return found
+class _Matcher:
+    """The filters of a signature set. A pattern is matched on one line at a time, but most
+    lines match nothing, so lines are first tried a batch at a time, joined by newlines: a
+    pattern is added as `(?m)PATTERN` so that `^` and `$` still mean a line's ends, and a
+    batch in which nothing matches needs no look at its lines. (A pattern may match across
+    the joined lines, as `\\s` matches a newline: the lines of such a batch are then tried
+    one by one, which decides.) The rare pattern anchored to the whole text (`\\A`, `\\z`)
+    is tried on every line."""
+
+    def __init__(self, patterns: Sequence[str]):
+        numbered = list(enumerate(patterns))
+        whole = [(n, p) for n, p in numbered if not _TEXT_ANCHOR.search(p)]
+        alone = [(n, p) for n, p in numbered if _TEXT_ANCHOR.search(p)]
+        self.batched = _filters([(n, f"(?m){p}") for n, p in whole])
+        self.single = _filters(alone)
+        self.filter_count = len(self.batched) + len(self.single)
+
+    def batch_may_match(self, data: bytes) -> bool:
+        return bool(self.single) or any(matcher.Match(data) for matcher, _ in self.batched)
+
+    def match(self, data: bytes | str) -> list[int]:
+        found: list[int] = []
+        for matcher, numbers in (*self.batched, *self.single):
+            indices = matcher.Match(data)
+            if indices:
+                found.extend(numbers[index] for index in indices)
+        return found
 
 
-def _compile_sets(patterns: Sequence[str]) -> list[tuple[re2.Set, int]]:
-    """One set for all patterns; if RE2 cannot compile that, sets of a chunk each."""
-    if not patterns:
-        return []
-    try:
-        return [(_compile_set(patterns), 0)]
-    except re2.error:
-        return [
-            (_compile_set(patterns[start : start + _MATCH_CHUNK]), start)
-            for start in range(0, len(patterns), _MATCH_CHUNK)
-        ]
+def _filters(numbered: list[tuple[int, str]]) -> list[tuple[re2.Filter, list[int]]]:
+    """Filters of FILTER_CHUNK patterns each, with the number of each of their patterns."""
+    chunks = [
+        numbered[start : start + FILTER_CHUNK] for start in range(0, len(numbered), FILTER_CHUNK)
+    ]
+    return [(_compile_filter([p for _, p in chunk]), [n for n, _ in chunk]) for chunk in chunks]
 
 
-def _compile_set(patterns: Sequence[str]) -> re2.Set:
-    pattern_set = re2.Set.SearchSet(re2_options(SET_MAX_MEM))
+def _match_all(matcher: _Matcher | None, text: str | bytes) -> list[int]:
+    return matcher.match(text) if matcher else []
+
+
+def _compile_sets(patterns: Sequence[str]) -> _Matcher | None:
+    """The matcher of the patterns (every one already known to compile)."""
+    return _Matcher(patterns) if patterns else None
+
+
+def _compile_filter(patterns: Sequence[str]) -> re2.Filter:
+    matcher = re2.Filter()
+    options = re2_options(SET_MAX_MEM)
     for pattern in patterns:
-        pattern_set.Add(pattern)
-    pattern_set.Compile()
-    return pattern_set
+        matcher.Add(pattern, options)
+    matcher.Compile()
+    return matcher
 
 
 def _symptom_lines(symptom: str) -> list[str]:

@@ -17,24 +17,25 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import re2
+
 from .types import IncidentSpec
 
 # Log furniture that every failure has: level words, bare or generic exception classes, errno
 # brackets, traceback headers, paths. Left in, "OSError: [Errno 24] Too many open files" would
 # resemble "OSError: [Errno 28] No space left on device" more than its message resembles
 # anything. Specific exception classes (OutOfMemoryError, DistBackendError) stay.
-_FURNITURE = re.compile(
-    r"""
-      \b(?:ERROR|WARNING|WARN|INFO|DEBUG|CRITICAL|FATAL|NOTICE)\b
-    | \[Errno\s*\d+\]
-    | Traceback\ \(most\ recent\ call\ last\):?
-    | terminate\ called\ after\ throwing\ an\ instance\ of
-    | \b(?:\w+\.)*(?:OS|IO|Runtime|Value|Type|Key|Index|Attribute|Assertion|Lookup|Name
-        |System|Environment|Base|CalledProcess|Unicode(?:De|En)code)?(?:Error|Exception)\b
-    | (?<![\w/])(?:~|\.{1,2})?/[\w.\-/]+
-    | \b\w+(?:/[\w.\-]+){2,}
-    """,
-    re.VERBOSE,
+# RE2: it runs on the lines of a pasted tail (a path starts after a character that cannot be
+# in one; that character goes with the furniture, which becomes a space anyway).
+_FURNITURE = re2.compile(
+    r"\b(?:ERROR|WARNING|WARN|INFO|DEBUG|CRITICAL|FATAL|NOTICE)\b"
+    r"|\[Errno\s*\d+\]"
+    r"|Traceback \(most recent call last\):?"
+    r"|terminate called after throwing an instance of"
+    r"|\b(?:\w+\.)*(?:OS|IO|Runtime|Value|Type|Key|Index|Attribute|Assertion|Lookup|Name"
+    r"|System|Environment|Base|CalledProcess|Unicode(?:De|En)code)?(?:Error|Exception)\b"
+    r"|(?:^|[^\w/])(?:~|\.{1,2})?/[\w.\-/]+"
+    r"|\b\w+(?:/[\w.\-]+){2,}"
 )
 _DIGITS = re.compile(r"\d+")
 _SPACE = re.compile(r"\s+")

@@ -11,10 +11,11 @@ similarity index can find the incident that describes it; it is a lead, never pr
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import fmean
+
+import re2
 
 from common.phrases import Phrase, gettext_noop
 
@@ -25,9 +26,10 @@ FLAT = 0.002  # the whole window within this share of its level: a loss that doe
 RISING = 0.05  # the latest third this much higher than the first, and by half the swing
 
 # `loss`, `train_loss`, `lm loss`, `'loss':` … then its value; group 1 is the word before.
-_LOSS = re.compile(
-    r"(?i)(?<![\w.])(?:([a-z]+)[_ ])?loss\b['\"]?[ \t]*[:=]?[ \t]*(?:tensor\()?"
-    r"([-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)(?![\w.])"
+# RE2 (linear on any line): what the look-arounds of `re` would say is checked on each match.
+_LOSS = re2.compile(
+    r"(?i)(?:^|[^\w.])(?:([a-z]+)[_ ])?loss\b['\"]?[ \t]*[:=]?[ \t]*(?:tensor\()?"
+    r"([-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)"
 )
 _NOT_TRAINING = {"val", "valid", "validation", "eval", "dev", "test"}
 
@@ -87,6 +89,9 @@ def _losses(lines: Sequence[str]) -> list[tuple[int, float]]:
         if "loss" not in line.lower():
             continue
         for match in _LOSS.finditer(line):
+            end = match.end(2)
+            if end < len(line) and (line[end].isalnum() or line[end] in "._"):
+                continue  # the number goes on: "loss=1x", "loss 0.5.3"
             if (match.group(1) or "").lower() in _NOT_TRAINING:
                 continue
             value = float(match.group(2))

@@ -79,8 +79,11 @@ class Line:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Group:
+    """A template and the lines it stands for. Not frozen: a tail of many distinct lines
+    makes one per line, and a frozen dataclass is made several times slower."""
+
     template: str  # variable tokens masked as <*>
     level: Level
     count: int

@@ -159,7 +159,7 @@ def test_a_vague_symptom_line_is_not_a_signature():
     assert "too short" in index.rejected["symptom:vague:1"]
 
 
-def test_ten_thousand_signatures_compile_into_one_set():
+def test_ten_thousand_signatures_compile_into_a_few_filters():
     incidents = [
         IncidentSpec(f"incident-{n}", f"Incident {n}", "train", f"component{n} failed badly")
         for n in range(1000)
@@ -172,7 +172,7 @@ def test_ten_thousand_signatures_compile_into_one_set():
     index = build_index(incidents, signatures)
     report = analyze("ERROR component4321 timed out 30 times", index)
 
-    assert index.signatures.set_count == 1
+    assert index.signatures.set_count == 3  # of 4,000 patterns each
     assert report.suggestions[0].slug == "incident-321"
     assert report.suggestions[0].evidence[0].signature == "4321"
 
@@ -185,11 +185,14 @@ def _naive_scan(signature_set, lines):
     for number, text in enumerate(lines):
         if text:
             where.setdefault(text, []).append(number)
+    compiled = [
+        (signature, re2.compile(signature.pattern)) for signature in signature_set.signatures
+    ]
     return {
         (signature.key, text, tuple(numbers))
         for text, numbers in where.items()
-        for signature in signature_set.signatures
-        if re2.search(signature.pattern, text)
+        for signature, regex in compiled
+        if regex.search(text)
     }
 
 
@@ -216,11 +219,10 @@ def test_scan_finds_what_a_search_per_signature_and_line_finds():
     assert index.signatures.scan(["", ""]) == []
 
 
-def test_scan_over_several_sets_finds_the_same(monkeypatch):
+def test_scan_over_several_filters_finds_the_same(monkeypatch):
     from incidents.logmatch import signatures
 
-    monkeypatch.setattr(signatures, "_compile_set", _refuse_big_sets(signatures._compile_set))
-    monkeypatch.setattr(signatures, "_MATCH_CHUNK", 2)
+    monkeypatch.setattr(signatures, "FILTER_CHUNK", 2)
     index = build_index(SMALL_INCIDENTS, SMALL_SIGNATURES)
     assert index.signatures.set_count > 1
     hits = index.signatures.scan(SCAN_LINES)
@@ -228,15 +230,24 @@ def test_scan_over_several_sets_finds_the_same(monkeypatch):
     assert found == _naive_scan(index.signatures, SCAN_LINES)
 
 
-def _refuse_big_sets(compile_set):
-    import re2
+def test_the_filters_find_what_a_search_per_signature_finds():
+    """The filters find exactly what one RE2 search per signature and line finds, on the
+    healthy corpus, every case tail and lines dense in the signatures' own words."""
+    from pathlib import Path
 
-    def compile_small(patterns):
-        if len(patterns) > 2:
-            raise re2.error("failed to compile Set")
-        return compile_set(patterns)
+    from bench.bench_engine import knowledge
 
-    return compile_small
+    index = build_index(*knowledge(800))
+    cases = Path(__file__).with_name("cases")
+    lines = [*benign_lines()[::40]]
+    for case in sorted(cases.glob("*.log")):
+        lines += case.read_text(errors="replace").splitlines()[-8:]
+    words = sorted(
+        {w for s in index.signatures.signatures for w in s.pattern.split() if w.isalpha()}
+    )
+    lines += [" ".join(words[n : n + 60]) for n in range(0, len(words), 60)]
+    found = {(hit.signature.key, hit.text, hit.lines) for hit in index.signatures.scan(lines)}
+    assert found == _naive_scan(index.signatures, lines)
 
 
 def test_a_corpus_tries_many_patterns_at_once_with_the_answers_of_one_at_a_time():
