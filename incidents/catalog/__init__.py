@@ -1,4 +1,5 @@
-"""The starter knowledge base shipped with the product, read from `incidents.toml`.
+"""The starter knowledge base shipped with the product, read from the TOML files here
+(`incidents.toml` first, then the others by name; each holds `[[incident]]` tables).
 
 Plain Python (no Django): the seed command, the tests and the benchmarks all read it here.
 """
@@ -13,7 +14,7 @@ from pathlib import Path
 from common.vocabulary import LANGUAGES
 from incidents.logmatch import IncidentSpec, SignatureSpec
 
-CATALOG_PATH = Path(__file__).with_name("incidents.toml")
+CATALOG_DIR = Path(__file__).parent
 # What the engine's text similarity reads besides an incident's title and symptom: these
 # columns in the incident's own language, and these of each translation.
 DESCRIBED = ("root_cause", "remedy", "prevention", "environment")
@@ -52,9 +53,18 @@ class CatalogIncident:
         return self.texts.get(language) or self.texts["en"]
 
 
-def load_catalog(path: Path = CATALOG_PATH) -> list[CatalogIncident]:
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
-    return [_incident(raw) for raw in data["incident"]]
+def catalog_files(directory: Path = CATALOG_DIR) -> list[Path]:
+    return sorted(
+        directory.glob("*.toml"), key=lambda path: (path.name != "incidents.toml", path.name)
+    )
+
+
+def load_catalog(directory: Path = CATALOG_DIR) -> list[CatalogIncident]:
+    entries = []
+    for path in catalog_files(directory):
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        entries.extend(_incident(raw) for raw in data.get("incident", []))
+    return entries
 
 
 def tag_names_normalized(names: Iterable[str]) -> list[str]:

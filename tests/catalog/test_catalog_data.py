@@ -1,4 +1,4 @@
-"""The shipped starter knowledge base (incidents/catalog/incidents.toml) is complete and sound.
+"""The shipped starter knowledge base (incidents/catalog/*.toml) is complete and sound.
 
 Plain pytest, no database: `.venv/bin/pytest tests/catalog -p no:django`.
 """
@@ -19,8 +19,9 @@ from incidents.catalog import CatalogIncident, load_catalog
 REPO = Path(__file__).resolve().parents[2]
 BENIGN_DIR = REPO / "incidents" / "logmatch" / "benign"
 
-# slug -> (stage, discipline): a stable interface. Slugs are in URLs; stage and discipline drive
-# the filters and which runbooks an incident links to, so a change here must be deliberate.
+# slug -> (stage, discipline) of the first 24 (../catalog.md): a stable interface. Slugs are in
+# URLs; stage and discipline drive the filters and which runbooks an incident links to, so a
+# change here must be deliberate. Incidents added since are checked by the rules below.
 EXPECTED = {
     "gpu-oom": ("train", "tiny-sample"),
     "host-oom": ("train", "tiny-sample"),
@@ -98,9 +99,10 @@ def benign_lines() -> list[tuple[str, int, str]]:
 def test_it_has_every_catalog_slug_once_with_its_stage_and_discipline(catalog):
     counts = Counter(incident.slug for incident in catalog)
     assert [slug for slug, n in counts.items() if n > 1] == []
-    assert set(counts) == set(EXPECTED)
+    assert set(EXPECTED) <= set(counts)
     for incident in catalog:
-        assert (incident.stage, incident.discipline) == EXPECTED[incident.slug], incident.slug
+        if incident.slug in EXPECTED:
+            assert (incident.stage, incident.discipline) == EXPECTED[incident.slug], incident.slug
 
 
 def test_it_uses_known_stages_disciplines_severities_and_lowercase_tags(catalog):
