@@ -54,15 +54,17 @@ class IncidentAdmin(SimpleHistoryAdmin):
 class SignatureAdminForm(forms.ModelForm):
     class Meta:
         model = Signature
-        fields = ["incident", "pattern", "note", "examples", "enabled"]
+        fields = ["incident", "pattern", "note", "examples", "unless", "enabled"]
 
     def clean(self):
         cleaned = super().clean()
         problems = services.signature_problems(
-            pattern=cleaned.get("pattern", ""), examples=cleaned.get("examples", "")
+            pattern=cleaned.get("pattern", ""),
+            examples=cleaned.get("examples", ""),
+            unless=cleaned.get("unless", ""),
         )
-        if problems:
-            self.add_error("pattern", problems)
+        for field, phrases in problems.items():
+            self.add_error(field, phrases)
         return cleaned
 
 

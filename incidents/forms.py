@@ -70,9 +70,10 @@ class RecurrenceForm(forms.ModelForm):
 class SignatureForm(forms.ModelForm):
     class Meta:
         model = Signature
-        fields = ["pattern", "note", "examples", "enabled"]
+        fields = ["pattern", "note", "examples", "unless", "enabled"]
         widgets = {
             "pattern": forms.TextInput(attrs={"class": "mono"}),
+            "unless": forms.TextInput(attrs={"class": "mono"}),
             "examples": forms.Textarea(attrs={"rows": 4, "class": "mono"}),
         }
 

@@ -61,9 +61,9 @@ def _build() -> logmatch.KnowledgeIndex:
         for row in rows.iterator(chunk_size=2000)
     ]
     signatures = [
-        logmatch.SignatureSpec(key=str(pk), slug=slug, pattern=pattern)
-        for pk, slug, pattern in Signature.objects.enabled().values_list(
-            "pk", "incident__slug", "pattern"
+        logmatch.SignatureSpec(key=str(pk), slug=slug, pattern=pattern, unless=unless)
+        for pk, slug, pattern, unless in Signature.objects.enabled().values_list(
+            "pk", "incident__slug", "pattern", "unless"
         )
     ]
     return logmatch.build_index(incidents, signatures)

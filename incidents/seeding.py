@@ -105,13 +105,17 @@ def _seed_incident(
     return incident, False
 
 
-SIGNATURE_CONTENT = ("pattern", "note", "examples")
+SIGNATURE_CONTENT = ("pattern", "note", "examples", "unless")
 
 
 def signature_digest(content: Mapping[str, str]) -> str:
-    """What the seed wrote into a signature: a digest of its pattern, note and examples (the
-    migration that added the field keeps a copy)."""
-    payload = json.dumps([content[name] for name in SIGNATURE_CONTENT], ensure_ascii=False)
+    """What the seed wrote into a signature: a digest of its pattern, note, examples and
+    counter-pattern. Without a counter-pattern it is the digest signatures had before there
+    were any (the migration that added the field keeps a copy), so those stay as seeded."""
+    values = [content.get(name, "") for name in SIGNATURE_CONTENT]
+    if not values[-1]:
+        values.pop()
+    payload = json.dumps(values, ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -133,6 +137,7 @@ def _seed_signatures(
             "pattern": shipped.pattern,
             "note": shipped.note,
             "examples": "\n".join(shipped.examples),
+            "unless": shipped.unless,
         }
         if key in stored:
             _follow_signature(stored.pop(key), {**content, "enabled": True}, result)
@@ -145,6 +150,7 @@ def _seed_signatures(
                 pattern=content["pattern"],
                 note=content["note"],
                 examples=content["examples"],
+                unless=content["unless"],
             )
         except ValidationError as error:
             result.signatures_refused.append(f"{key}: {'; '.join(error.messages)}")

@@ -14,7 +14,7 @@ from common.numbers import whole_number
 from common.translation import phrase_text
 from incidents import logmatch
 from incidents.knowledge import knowledge_index
-from incidents.logmatch.signatures import compile_error, re2_options
+from incidents.logmatch.patterns import compile_error, re2_options
 from incidents.models import (
     EDITABLE_FIELDS,
     Analysis,
@@ -177,22 +177,30 @@ class SignatureTry:
     problems: tuple[str, ...]
     matched: tuple[tuple[int, str], ...]  # (line number, text) of the sample
     sample_lines: int
+    ruled_out_by: tuple[int, str] | None = None  # the sample line the counter-pattern matched
 
 
-def signature_try(*, pattern: str, examples: str, sample: str) -> SignatureTry:
+def signature_try(*, pattern: str, examples: str, sample: str, unless: str = "") -> SignatureTry:
     from incidents.services import signature_problems
 
-    problems = (
-        tuple(phrase_text(p) for p in signature_problems(pattern=pattern, examples=examples))
-        if pattern
-        else ()
-    )
+    found = signature_problems(pattern=pattern, examples=examples, unless=unless) if pattern else {}
     lines = sample.splitlines()
     matched: list[tuple[int, str]] = []
     if pattern and not compile_error(pattern):
         regex = re2.compile(pattern, re2_options())
         matched = [(n, line) for n, line in enumerate(lines, start=1) if regex.search(line)][:200]
-    return SignatureTry(problems=problems, matched=tuple(matched), sample_lines=len(lines))
+    ruled_out_by = None
+    if matched and unless and not compile_error(unless):
+        counter = re2.compile(unless, re2_options())
+        ruled_out_by = next(
+            ((n, line) for n, line in enumerate(lines, start=1) if counter.search(line)), None
+        )
+    return SignatureTry(
+        problems=tuple(problem for phrases in found.values() for problem in phrases),
+        matched=tuple(matched),
+        sample_lines=len(lines),
+        ruled_out_by=ruled_out_by,
+    )
 
 
 GAP_TAIL_LINES = 40

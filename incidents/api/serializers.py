@@ -75,6 +75,7 @@ class SignatureSerializer(serializers.ModelSerializer):
             "pattern",
             "note",
             "examples",
+            "unless",
             "enabled",
             "author",
             "hit_count",

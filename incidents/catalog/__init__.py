@@ -37,6 +37,7 @@ class CatalogSignature:
     pattern: str
     note: str
     examples: tuple[str, ...]
+    unless: str = ""  # RE2: what rules the signature out (see SignatureSpec.unless)
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,9 @@ def engine_specs() -> tuple[list[IncidentSpec], list[SignatureSpec]]:
         others = [asdict(text) for language, text in entry.texts.items() if language != "en"]
         description = incident_description(asdict(en), tag_list_text(entry.tags), others)
         incidents.append(IncidentSpec(entry.slug, en.title, entry.stage, en.symptom, description))
-        signatures += [SignatureSpec(s.key, entry.slug, s.pattern) for s in entry.signatures]
+        signatures += [
+            SignatureSpec(s.key, entry.slug, s.pattern, s.unless) for s in entry.signatures
+        ]
     return incidents, signatures
 
 
@@ -115,6 +118,7 @@ def _incident(raw: dict) -> CatalogIncident:
                 pattern=sig["pattern"],
                 note=sig.get("note", ""),
                 examples=tuple(sig.get("examples", ())),
+                unless=sig.get("unless", ""),
             )
             for sig in raw.get("signatures", ())
         ),

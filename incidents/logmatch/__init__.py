@@ -7,10 +7,10 @@ or print `report_as_dict(report)`; `check_signature` validates a pattern before 
 
 from .analyze import KnowledgeIndex, analyze, build_index
 from .benign import LineCorpus, benign_corpus, benign_lines
+from .checks import check_counter, check_signature
 from .reading import read_input
 from .redact import redact
 from .report_json import Bounds, report_as_dict
-from .signatures import check_signature
 from .stages import infer_stage
 from .templates import mask_line
 from .types import (
@@ -50,6 +50,7 @@ __all__ = [
     "benign_corpus",
     "benign_lines",
     "build_index",
+    "check_counter",
     "check_signature",
     "infer_stage",
     "mask_line",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import re2
 
-from .signatures import SET_MAX_MEM, re2_options
+from .patterns import SET_MAX_MEM, re2_options
 
 BENIGN_DIR = Path(__file__).with_name("benign")
 # Patterns a corpus remembers the answer for; beyond that it forgets and starts again.

@@ -21,55 +21,30 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
 import re2
 
-from common.phrases import Phrase, gettext_noop
-
-from .generic import GENERIC_SAMPLES
-from .templates import mask_line
+from .patterns import (
+    SET_MAX_MEM,
+    compile_error,
+    counter_regex,
+    literal_length,
+    re2_options,
+    symptom_pattern,
+)
 from .types import IncidentSpec, SignatureSpec
 
-if TYPE_CHECKING:
-    from .benign import LineCorpus
-
-# A 10k-pattern set fails to compile at RE2's default 8 MiB (and at 16 MiB); the budget is an
-# upper bound, not an allocation.
-SET_MAX_MEM = 256 << 20
 # A Filter's own atom set is compiled with RE2's default budget, which holds the atoms of a
 # few thousand patterns: signatures go into filters of this many each.
 FILTER_CHUNK = 4000
 _BATCH_LINES = 64  # distinct lines tried together before any is tried alone
 _TEXT_ANCHOR = re.compile(r"\\[Az]")
 SYMPTOM_KEY_PREFIX = "symptom:"
-# Symptom lines with fewer literal characters than this are too vague to be a signature.
-MIN_SYMPTOM_LITERAL = 12
 # Where a signature has this many literal characters it counts as fully specific.
 SPECIFIC_LITERAL = 24
 # At index time a signature firing on more than this share of the healthy reference lines
 # is refused as noise (saving one is refused at 1%, by `check_signature`).
 INDEX_BENIGN_SHARE = 0.1
-_WILDCARD = "<*>"
-
-
-def re2_options(max_mem: int = 8 << 20) -> re2.Options:
-    options = re2.Options()
-    options.max_mem = max_mem
-    options.log_errors = False  # RE2 would print every parse error to stderr through absl
-    return options
-
-
-def compile_error(pattern: str) -> str | None:
-    """RE2's reason why `pattern` does not compile, or None when it compiles."""
-    try:
-        re2.compile(pattern, re2_options())
-    except re2.error as error:
-        reason = error.args[0] if error.args else "invalid pattern"
-        return reason.decode("utf-8", "replace") if isinstance(reason, bytes) else str(reason)
-    except (TypeError, ValueError) as error:
-        return str(error)
-    return None
 
 
 @dataclass(frozen=True)
@@ -81,6 +56,7 @@ class Signature:
     pattern: str
     kind: str  # signature | symptom
     benign_hits: int = 0  # lines of the healthy reference logs it fires on
+    unless: str = ""  # the counter-pattern: a tail with a line it matches rules the hit out
 
     @functools.cached_property
     def specificity(self) -> float:
@@ -139,11 +115,24 @@ class SignatureSet:
         for number, text in enumerate(lines):
             if text in where:
                 where[text].append(number)
-        return [
+        hits = [
             Hit(self.signatures[index], text, tuple(where[text]))
             for text, indices in found
             for index in indices
         ]
+        return _without_ruled_out(hits, encoded)
+
+
+def _without_ruled_out(hits: list[Hit], encoded: list[bytes]) -> list[Hit]:
+    """The hits whose signature no line of the tail rules out. Each counter-pattern is run
+    once over the tail's distinct lines, joined (it is compiled multi-line: `^`/`$` are a
+    line's ends)."""
+    counters = {hit.signature.unless for hit in hits if hit.signature.unless}
+    if not counters:
+        return hits
+    text = b"\n".join(encoded)
+    ruling = {counter for counter in counters if counter_regex(counter).search(text) is not None}
+    return [hit for hit in hits if hit.signature.unless not in ruling]
 
 
 def build_signature_set(
@@ -161,10 +150,14 @@ def build_signature_set(
     candidates: list[Signature] = []
     rejected: dict[str, str] = {}
     for spec in signatures:
-        if spec.slug in known:
-            candidates.append(Signature(spec.key, spec.slug, spec.pattern, "signature"))
-        else:
+        if spec.slug not in known:
             rejected[spec.key] = f"points to an unknown incident {spec.slug!r}"
+        elif reason := counter_problem(spec.unless):
+            rejected[spec.key] = reason
+        else:
+            candidates.append(
+                Signature(spec.key, spec.slug, spec.pattern, "signature", unless=spec.unless)
+            )
     for incident in incidents:
         for number, line in enumerate(_symptom_lines(incident.symptom), start=1):
             key = f"{SYMPTOM_KEY_PREFIX}{incident.slug}:{number}"
@@ -188,6 +181,18 @@ def build_signature_set(
     kept = [replace(s, benign_hits=fired[s.key]) for s in accepted if s.key not in noisy]
     sets = _compile_sets([signature.pattern for signature in kept]) if noisy else sets
     return SignatureSet(tuple(kept), rejected, sets)
+
+
+def counter_problem(unless: str) -> str | None:
+    """Why a counter-pattern cannot be used (None when it can, or when there is none)."""
+    if not unless:
+        return None
+    error = compile_error(unless)
+    if error:
+        return f"its counter-pattern does not compile in RE2: {error}"
+    if counter_regex(unless).search(b"") is not None:
+        return "its counter-pattern matches the empty string, so it would rule out every tail"
+    return None
 
 
 def _compile_valid(
@@ -284,186 +289,3 @@ def _compile_filter(patterns: Sequence[str]) -> re2.Filter:
 
 def _symptom_lines(symptom: str) -> list[str]:
     return [line.strip() for line in symptom.splitlines() if line.strip()]
-
-
-def symptom_pattern(line: str) -> str | None:
-    """An RE2 pattern for a symptom line: its masked template with literals escaped.
-
-    Each `<*>` becomes `.*`: matching is per line and lines are capped, so the wildcard is
-    bounded by the line, and a counted repeat such as `.{0,80}` would make the compiled
-    program some forty times larger. Runs of whitespace match any whitespace. None when the
-    line has too little literal text to say anything.
-    """
-    template = mask_line(line).strip()
-    parts = [part.strip() for part in template.split(_WILDCARD)]
-    literal = "".join(parts)
-    if len(re.sub(r"\W", "", literal)) < MIN_SYMPTOM_LITERAL:
-        return None
-    pieces = [_escape_literal(part) for part in parts if part]
-    return ".*".join(pieces)
-
-
-def _escape_literal(text: str) -> str:
-    return r"\s+".join(re2.escape(word) for word in text.split())
-
-
-_LITERAL_SKIP = re.compile(r"\\[pP]\{[^}]*\}|\\[pP][A-Za-z]|\\[dDwWsSbBAzZ]|\[(?:\\.|[^\]\\])*\]")
-_COUNTED_REPEAT = re.compile(r"\{(\d+)(?:,\d*)?\}")
-_GROUP_NAME = re.compile(r"\?P?<\w+>")
-
-
-def literal_length(pattern: str) -> int:
-    """The least number of literal characters any match of `pattern` must contain (roughly).
-
-    Counts escaped and plain characters, takes the shortest branch of each alternation, and
-    drops what a `?`, `*` or `{0,…}` makes optional. Classes and wildcards count nothing.
-    """
-    text = _LITERAL_SKIP.sub("\x00", pattern)
-    length, _ = _sequence_length(text, 0)
-    return length
-
-
-def _sequence_length(text: str, position: int) -> tuple[int, int]:
-    """Literal length of the alternation starting at `position`, up to its closing `)`."""
-    branches: list[int] = []
-    current = 0
-    last_atom = 0
-    while position < len(text):
-        char = text[position]
-        if char == ")":
-            position += 1
-            break
-        if char == "|":
-            branches.append(current)
-            current = last_atom = 0
-            position += 1
-            continue
-        if char == "(":
-            position += 1
-            named = _GROUP_NAME.match(text, position)
-            if named:
-                position = named.end()
-            elif text.startswith("?", position):
-                closing = text.find(")", position)
-                colon = text.find(":", position)
-                if closing != -1 and (colon == -1 or closing < colon):
-                    position = closing + 1  # a flag group such as (?i): no content
-                    continue
-                position = colon + 1 if colon != -1 else position + 1
-            last_atom, position = _sequence_length(text, position)
-        elif char == "{" and (repeat := _COUNTED_REPEAT.match(text, position)):
-            if repeat.group(1) == "0":
-                current -= last_atom
-            last_atom = 0
-            position = repeat.end()
-            continue
-        elif char in "*?":
-            current -= last_atom
-            last_atom = 0
-            position += 1
-            continue
-        elif char == "+" or char in ".^$\x00":
-            last_atom = 0
-            position += 1
-            continue
-        elif char == "\\" and position + 1 < len(text):
-            last_atom = 0 if text[position + 1].isspace() else 1
-            position += 2
-        else:
-            last_atom = 0 if char.isspace() else 1
-            position += 1
-        current += last_atom
-    branches.append(current)
-    return max(0, min(branches)), position
-
-
-def check_signature(
-    pattern: str,
-    *,
-    examples: Sequence[str],
-    benign: LineCorpus | None,
-    max_benign_share: float = 0.01,
-) -> list[Phrase]:
-    """Problems that should stop `pattern` from being saved, in words; empty when it is fine.
-
-    Checks that it compiles in RE2 (with RE2's reason when not), does not match the empty
-    string, matches each of its examples (at least one must be given), matches no generic line
-    that proves nothing alone, and fires on at most `max_benign_share` of the `benign` lines.
-    """
-    error = compile_error(pattern)
-    if error:
-        return [Phrase(gettext_noop("Does not compile in RE2: %(reason)s."), reason=error)]
-    problems: list[Phrase] = []
-    compiled = re2.compile(pattern, re2_options())
-    if compiled.search("") is not None:
-        problems.append(
-            Phrase(
-                gettext_noop(
-                    "Matches the empty string, so it would fire on every line: "
-                    "make it require text."
-                )
-            )
-        )
-    problems += _example_problems(compiled, examples)
-    generic = [line for line in GENERIC_SAMPLES if compiled.search(line)]
-    if generic:
-        problems.append(
-            Phrase(
-                gettext_noop(
-                    "Matches a generic line that proves nothing alone: %(line)s; "
-                    "require the text that names the cause."
-                ),
-                line=_quote(generic[0]),
-            )
-        )
-    if benign and (problem := _benign_problem(pattern, benign, max_benign_share)):
-        problems.append(problem)
-    return problems
-
-
-def _example_problems(compiled: re2._Regexp, examples: Sequence[str]) -> list[Phrase]:
-    """The pattern must match its examples, of which there must be at least one."""
-    problems: list[Phrase] = []
-    if not examples:
-        problems.append(
-            Phrase(gettext_noop("Has no examples: add at least one real log line it must match."))
-        )
-    else:
-        missed = [number for number, line in enumerate(examples, 1) if not compiled.search(line)]
-        if len(missed) == len(examples):
-            problems.append(
-                Phrase(gettext_noop("Matches none of its %(n)s example(s)."), n=str(len(examples)))
-            )
-        else:
-            problems += [
-                Phrase(
-                    gettext_noop("Does not match its example %(n)s: %(line)s."),
-                    n=str(number),
-                    line=_quote(examples[number - 1]),
-                )
-                for number in missed
-            ]
-    return problems
-
-
-def _benign_problem(pattern: str, benign: LineCorpus, max_share: float) -> Phrase | None:
-    """Why the pattern fires on too many healthy lines, or None."""
-    fired = benign.fired(pattern)
-    share = len(fired) / len(benign)
-    if share <= max_share:
-        return None
-    return Phrase(
-        gettext_noop(
-            "Fires on %(fired)s of %(total)s lines of healthy logs (%(share)s; "
-            "the limit is %(limit)s), e.g. %(line)s."
-        ),
-        fired=f"{len(fired):,}",
-        total=f"{len(benign):,}",
-        share=f"{share:.1%}",
-        limit=f"{max_share:.1%}",
-        line=_quote(fired[0]),
-    )
-
-
-def _quote(line: str, width: int = 120) -> str:
-    return repr(line if len(line) <= width else line[: width - 1] + "…")

@@ -71,6 +71,7 @@ class SignatureSpec:
     key: str  # stable id the caller understands, e.g. "42" (the database id)
     slug: str  # the incident it points to
     pattern: str  # RE2 syntax
+    unless: str = ""  # RE2: where any line of the tail matches it, the signature does not count
 
 
 @dataclass(frozen=True)

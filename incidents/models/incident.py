@@ -196,6 +196,15 @@ class Signature(models.Model):
         validators=[MaxLengthValidator(8000)],
         help_text=_("One log line per line; the expression must match at least one."),
     )
+    unless = models.CharField(
+        _("ruled out by (RE2)"),
+        max_length=1000,
+        blank=True,
+        help_text=_(
+            "Optional. Where any line of a tail matches this expression, the signature does "
+            "not count (e.g. /dev/shm rules out a full disk)."
+        ),
+    )
     enabled = models.BooleanField(_("enabled"), default=True)
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL,

@@ -14,7 +14,6 @@ from django.utils.text import slugify
 from django.utils.translation import gettext_noop
 
 from common.history import history_note
-from common.phrases import Phrase
 from common.translation import phrase_text
 from incidents import logmatch
 from incidents.catalog import tag_list_text
@@ -162,22 +161,28 @@ def incident_record_recurrence(
     return recurrence
 
 
-def signature_problems(*, pattern: str, examples: str) -> list[Phrase]:
-    """Why an expression may not be saved: RE2 syntax, empty matches, its own examples, and
-    the benign reference corpus (healthy logs it must stay quiet on)."""
-    return logmatch.check_signature(
-        pattern,
-        examples=Signature(examples=examples).example_lines,
-        benign=logmatch.benign_corpus(),
-    )
+def signature_problems(*, pattern: str, examples: str, unless: str = "") -> dict[str, list[str]]:
+    """Why a signature may not be saved, by field: its expression (RE2 syntax, empty matches,
+    its own examples, the benign reference corpus of healthy logs it must stay quiet on) and
+    its counter-pattern. Empty when it may."""
+    lines = Signature(examples=examples).example_lines
+    found = {
+        "pattern": logmatch.check_signature(
+            pattern, examples=lines, benign=logmatch.benign_corpus()
+        ),
+        "unless": logmatch.check_counter(unless, examples=lines),
+    }
+    return {field: [phrase_text(p) for p in phrases] for field, phrases in found.items() if phrases}
 
 
 def _signature_save(signature: Signature, actor, *, was_of: str = "") -> Signature:
     """Validate and save; `was_of` is the incident it belonged to before an edit moved it."""
     signature.full_clean()
-    problems = signature_problems(pattern=signature.pattern, examples=signature.examples)
+    problems = signature_problems(
+        pattern=signature.pattern, examples=signature.examples, unless=signature.unless
+    )
     if problems:
-        raise ValidationError({"pattern": [phrase_text(problem) for problem in problems]})
+        raise ValidationError(problems)
     history_note(signature, by=actor)
     signature.save()
     knowledge_changed(slugs={signature.incident.slug, was_of} - {""})
@@ -190,6 +195,7 @@ def signature_create(
     pattern: str,
     note: str = "",
     examples: str = "",
+    unless: str = "",
     enabled: bool = True,
     author=None,
     catalog_key: str = "",
@@ -200,6 +206,7 @@ def signature_create(
         pattern=pattern,
         note=note,
         examples=examples,
+        unless=unless,
         enabled=enabled,
         author=author,
         catalog_key=catalog_key,
@@ -220,7 +227,7 @@ def signature_update(
     """Change a signature. A person's change (no catalog digest) is never overwritten by
     reseeding; the seed itself passes the digest of the catalog entry it now follows."""
     was_of = Incident.objects.filter(pk=signature.incident_id).values_list("slug", flat=True)
-    for name in ("incident", "pattern", "note", "examples", "enabled"):
+    for name in ("incident", "pattern", "note", "examples", "unless", "enabled"):
         if name in data:
             setattr(signature, name, data[name])
     signature.catalog_digest = catalog_digest

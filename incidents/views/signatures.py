@@ -59,6 +59,7 @@ def signature_try(request):
     result = selectors.signature_try(
         pattern=request.POST.get("pattern", "")[:1000],
         examples=request.POST.get("examples", "")[:8000],
+        unless=request.POST.get("unless", "")[:1000],
         sample=request.POST.get("sample", "")[:200_000],
     )
     return render(request, "incidents/partials/signature_try.html", {"result": result})

@@ -15,6 +15,7 @@ import re2
 from common.choices import Severity
 from common.vocabulary import DISCIPLINES, LANGUAGES, STAGES
 from incidents.catalog import CatalogIncident, load_catalog
+from incidents.logmatch import check_counter
 
 REPO = Path(__file__).resolve().parents[2]
 BENIGN_DIR = REPO / "incidents" / "logmatch" / "benign"
@@ -198,17 +199,40 @@ def test_no_signature_fires_on_the_benign_corpus(compiled, benign_lines):
     assert not offenders, "signatures firing on more than 1% of benign lines:\n" + report
 
 
-def test_no_signature_matches_another_incidents_examples_or_symptom(catalog, compiled):
+@pytest.fixture(scope="module")
+def counters(catalog) -> dict[tuple[str, str], object]:
+    return {
+        (incident.slug, sig.key): re2.compile(sig.unless, _options())
+        for incident in catalog
+        for sig in incident.signatures
+        if sig.unless
+    }
+
+
+def test_every_counter_pattern_is_usable_and_rules_out_none_of_its_own_examples(catalog):
+    problems = [
+        f"{incident.slug}/{sig.key}: {problem}"
+        for incident in catalog
+        for sig in incident.signatures
+        for problem in check_counter(sig.unless, examples=sig.examples)
+    ]
+    assert problems == []
+
+
+def test_no_signature_matches_another_incidents_examples_or_symptom(catalog, compiled, counters):
+    """Each example and symptom taken as a tail of its own line; a signature that its
+    counter-pattern rules out there does not count."""
     unexpected = []
     for (owner, key), pattern in compiled.items():
         allowed = ALLOWED_OVERLAPS.get((owner, key), set())
+        counter = counters.get((owner, key))
         for incident in catalog:
             if incident.slug == owner or incident.slug in allowed:
                 continue
             texts = [ex for sig in incident.signatures for ex in sig.examples]
             texts += [incident.texts[lang].symptom for lang in LANGUAGES]
             for text in texts:
-                if pattern.search(text):
+                if pattern.search(text) and not (counter and counter.search(text)):
                     unexpected.append(f"{owner}/{key} -> {incident.slug}: {text[:120]!r}")
     assert unexpected == [], "\n".join(unexpected)
 

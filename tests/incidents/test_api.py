@@ -151,6 +151,14 @@ def test_leads_manage_signatures_and_bad_expressions_are_refused(lena):
     response = client.post(url, bad, format="json")
     assert response.status_code == 400
     assert response.json()["error"]["fields"]["pattern"][0].startswith("Does not compile in RE2")
+    countered = client.post(url, {**good, "unless": "HCCL init ok"}, format="json")
+    assert countered.status_code == 201
+    assert countered.json()["unless"] == "HCCL init ok"
+    useless = client.post(url, {**good, "unless": "wait timeout"}, format="json")
+    assert useless.status_code == 400
+    assert useless.json()["error"]["fields"] == {
+        "unless": ["The counter-pattern rules out its own example 1: 'HCCL(1) wait timeout'."]
+    }
 
 
 def test_it_serves_the_schema_and_offline_docs(alice_client):

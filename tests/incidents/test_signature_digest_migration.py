@@ -35,9 +35,13 @@ def test_signatures_nobody_changed_remember_what_the_seed_wrote(lena):
     _migrate(BEFORE)
     _migrate(AFTER)
 
-    untouched.refresh_from_db()
-    edited.refresh_from_db()
-    assert untouched.catalog_digest == signature_digest(
+    # Read through the fields the schema has at that migration (later ones add columns).
+    digests = dict(
+        Signature.objects.filter(pk__in=[untouched.pk, edited.pk])
+        .only("catalog_digest")
+        .values_list("pk", "catalog_digest")
+    )
+    assert digests[untouched.pk] == signature_digest(
         {"pattern": untouched.pattern, "note": untouched.note, "examples": untouched.examples}
     )
-    assert edited.catalog_digest == ""
+    assert digests[edited.pk] == ""

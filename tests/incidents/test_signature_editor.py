@@ -100,3 +100,65 @@ def test_a_lead_edits_and_disables_a_signature(lena_client, incident):
     signature.refresh_from_db()
     assert not signature.enabled
     assert signature.history.count() == 2
+
+
+def test_a_counter_pattern_is_saved_and_rules_the_signature_out_of_a_tail(lena_client, incident):
+    from incidents.knowledge import knowledge_index
+    from incidents.logmatch import analyze
+
+    response = _save(
+        lena_client,
+        incident,
+        pattern=r"FooRuntimeError: shard \d+ lost",
+        examples="FooRuntimeError: shard 12 lost",
+        unless=r"shard \d+ rebalanced",
+    )
+    assert response.status_code == 302
+    assert Signature.objects.get().unless == r"shard \d+ rebalanced"
+    page = lena_client.get(incident.get_absolute_url()).content.decode()
+    assert "ruled out by" in page and r"shard \d+ rebalanced" in page
+
+    def kinds(tail: str) -> set[str]:  # the symptom line matches too: it speaks where it is alone
+        (suggestion,) = analyze(tail, knowledge_index()).suggestions
+        return {evidence.kind for evidence in suggestion.evidence}
+
+    lost = "FooRuntimeError: shard 3 lost"
+    assert kinds(lost) == {"signature"}
+    assert kinds(f"{lost}\nINFO shard 3 rebalanced") == {"symptom"}
+
+
+@pytest.mark.parametrize(
+    ("unless", "reason"),
+    [
+        (r"(shard", "counter-pattern does not compile"),
+        (r"(?:x)?", "counter-pattern matches the empty string"),
+        (r"shard \d+ lost", "rules out its own example 1"),
+    ],
+)
+def test_it_refuses_a_useless_counter_pattern_under_its_own_field(
+    lena_client, incident, unless, reason
+):
+    response = _save(
+        lena_client,
+        incident,
+        pattern=r"FooRuntimeError: shard \d+ lost",
+        examples="FooRuntimeError: shard 12 lost",
+        unless=unless,
+    )
+    assert response.status_code == 400
+    assert reason in " ".join(response.context["form"].errors["unless"])
+    assert not Signature.objects.exists()
+
+
+def test_the_live_test_says_which_sample_line_rules_the_signature_out(lena_client):
+    response = lena_client.post(
+        reverse("incidents:signature-try"),
+        {
+            "pattern": r"shard \d+ lost",
+            "examples": "FooRuntimeError: shard 1 lost",
+            "unless": "rebalanced",
+            "sample": "FooRuntimeError: shard 9 lost\nshard 9 rebalanced",
+        },
+    )
+    assert response.context["result"].ruled_out_by == (2, "shard 9 rebalanced")
+    assert "Ruled out in this sample by line 2" in response.content.decode()
