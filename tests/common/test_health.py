@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from common.health import worker_heartbeat
 from common.models import WorkerHeartbeat
+from config.celery import app as celery_app
 from tests.services import free_port
 
 pytestmark = pytest.mark.django_db
@@ -16,8 +17,9 @@ def _unreachable_redis() -> str:
     return f"redis://127.0.0.1:{free_port()}/0"
 
 
-def test_it_answers_anonymous_callers_with_each_parts_state(client, settings):
-    settings.CELERY_BROKER_URL = _unreachable_redis()
+def test_it_answers_anonymous_callers_with_each_parts_state(client, monkeypatch):
+    # The Celery app read its settings once, when first used: point the app itself elsewhere.
+    monkeypatch.setattr(celery_app.conf, "broker_write_url", _unreachable_redis())
     response = client.get("/healthz")
     assert response.status_code == 200
     body = response.json()
