@@ -33,10 +33,12 @@ from incidents.logmatch import (
     read_input,
     redact,
 )
+from incidents.logmatch.clues import signature_clues, similarity_clues
 from incidents.logmatch.digits import ALL_DIGITS, str_keys
 from incidents.logmatch.levels import classify
-from incidents.logmatch.ranking import Tail, rank, signature_clues, similarity_clues
+from incidents.logmatch.ranking import rank
 from incidents.logmatch.signatures import build_signature_set
+from incidents.logmatch.tail import Tail
 from incidents.logmatch.templates import group
 
 TARGET_ANALYSIS_MS = 30.0

@@ -8,9 +8,12 @@ confident answers only), top-3, how many `none` cases got a confident suggestion
 miss with the evidence that decided it, so a miss can be traced to a signature or to the
 ranking.
 
-usage: .venv/bin/python bench/eval_engine.py FOLDER [-v]
+usage: .venv/bin/python bench/eval_engine.py FOLDER [FOLDER …] [-v]
 
-FOLDER holds `<id>.log` files and either a `manifest.jsonl` (one {"id", "label", "log_path"}
+Calibration, over every case of every folder: of the tails whose first suggestion is
+confident, the share where it is right (a `none` case's confident answer is always wrong).
+
+Each FOLDER holds `<id>.log` files and either a `manifest.jsonl` (one {"id", "label", "log_path"}
 object a line, `log_path` optional) or `<id>.expected.json` files, e.g. tests/logmatch/cases.
 """
 
@@ -72,8 +75,9 @@ def load_cases(folder: Path) -> list[dict]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "folder",
+        "folders",
         type=Path,
+        nargs="+",
         metavar="FOLDER",
         help="the tails: <id>.log with manifest.jsonl or <id>.expected.json",
     )
@@ -81,15 +85,16 @@ def main() -> int:
     args = parser.parse_args()
 
     index = catalog_index()
-    cases = load_cases(args.folder)
+    cases = [{**case, "folder": folder} for folder in args.folders for case in load_cases(folder)]
     labelled = [case for case in cases if case["label"] != "none"]
-    top1 = top1_confident = top3 = confident_none = 0
+    top1 = top1_confident = top3 = confident_none = confident_answers = 0
     report_lines = []
     for case in cases:
-        log = (args.folder / f"{case['id']}.log").read_bytes()
+        log = (case["folder"] / f"{case['id']}.log").read_bytes()
         report = analyze(log, index, log_path=case.get("log_path"))
         slugs = [suggestion.slug for suggestion in report.suggestions]
         label = case["label"]
+        confident_answers += report.confident
         if label == "none":
             wrong = any(suggestion.confident for suggestion in report.suggestions)
             confident_none += wrong
@@ -116,6 +121,11 @@ def main() -> int:
     )
     print(f"top-3:                  {top3}/{len(labelled)} = {top3 / total:.1%}")
     print(f"none cases with a confident suggestion: {confident_none}/{none_count}")
+    right = top1_confident
+    print(
+        f"calibration: confident answers right {right}/{confident_answers}"
+        f" = {right / max(1, confident_answers):.1%}"
+    )
     return 0
 
 

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db.models import Case, Sum, Value, When
 
 from incidents import logmatch
-from incidents.catalog import incident_description
+from incidents.catalog import incident_description, stage_lead_slugs
 from incidents.models import TEXT_FIELDS, Feedback, Incident, KnowledgeState, Signature
 
 _lock = threading.Lock()
@@ -50,6 +50,7 @@ def knowledge_index() -> logmatch.KnowledgeIndex:
 
 def _build() -> logmatch.KnowledgeIndex:
     rows = Incident.objects.values("slug", "stage", "translations", "tag_list", *TEXT_FIELDS)
+    leads = stage_lead_slugs()
     incidents = [
         logmatch.IncidentSpec(
             slug=row["slug"],
@@ -57,6 +58,7 @@ def _build() -> logmatch.KnowledgeIndex:
             stage=row["stage"],
             symptom=row["symptom"],
             description=_description(row),
+            stage_lead=row["slug"] in leads,
         )
         for row in rows.iterator(chunk_size=2000)
     ]

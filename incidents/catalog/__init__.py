@@ -49,6 +49,7 @@ class CatalogIncident:
     tags: tuple[str, ...]
     texts: dict[str, CatalogText]
     signatures: tuple[CatalogSignature, ...]
+    stage_lead: bool = False  # the stage's usual failure, offered when nothing else matches
 
     def text(self, language: str) -> CatalogText:
         return self.texts.get(language) or self.texts["en"]
@@ -66,6 +67,11 @@ def load_catalog(directory: Path = CATALOG_DIR) -> list[CatalogIncident]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         entries.extend(_incident(raw) for raw in data.get("incident", []))
     return entries
+
+
+def stage_lead_slugs() -> frozenset[str]:
+    """The shipped incidents that are their stage's usual failure (`stage_lead = true`)."""
+    return frozenset(entry.slug for entry in load_catalog() if entry.stage_lead)
 
 
 def tag_names_normalized(names: Iterable[str]) -> list[str]:
@@ -97,7 +103,11 @@ def engine_specs() -> tuple[list[IncidentSpec], list[SignatureSpec]]:
         en = entry.text("en")
         others = [asdict(text) for language, text in entry.texts.items() if language != "en"]
         description = incident_description(asdict(en), tag_list_text(entry.tags), others)
-        incidents.append(IncidentSpec(entry.slug, en.title, entry.stage, en.symptom, description))
+        incidents.append(
+            IncidentSpec(
+                entry.slug, en.title, entry.stage, en.symptom, description, entry.stage_lead
+            )
+        )
         signatures += [
             SignatureSpec(s.key, entry.slug, s.pattern, s.unless) for s in entry.signatures
         ]
@@ -111,6 +121,7 @@ def _incident(raw: dict) -> CatalogIncident:
         discipline=raw["discipline"],
         severity=raw.get("severity", "medium"),
         tags=tuple(raw.get("tags", ())),
+        stage_lead=bool(raw.get("stage_lead", False)),
         texts={lang: _text(raw[lang]) for lang in LANGUAGES if lang in raw},
         signatures=tuple(
             CatalogSignature(

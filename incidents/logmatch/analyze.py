@@ -11,21 +11,22 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .benign import benign_lines
-from .levels import classify
-from .ranking import (
+from .clues import (
     Clue,
-    Tail,
     feedback_clues,
-    rank,
     signature_clues,
     similarity_clues,
+    stage_clues,
     trend_clues,
 )
+from .levels import classify
+from .ranking import rank
 from .reading import read_input
 from .redact import redact
 from .signatures import SignatureSet, build_signature_set
 from .similarity import SimilarityIndex
-from .stages import infer_stage
+from .stages import infer_stage_clearly
+from .tail import Tail
 from .templates import group, mask_line
 from .types import (
     IncidentSpec,
@@ -88,8 +89,8 @@ def analyze(
     lines, redactions = (list(read.lines), 0) if redacted else _redact_lines(read.lines)
     levels = classify(lines)
     groups, line_groups = group(lines, levels, limits)
-    stage, stage_reason = infer_stage(lines, log_path)
-    tail = Tail(lines, levels, groups, line_groups, stage, limits.flood_count)
+    stage, stage_reason, stage_clear = infer_stage_clearly(lines, log_path)
+    tail = Tail(lines, levels, groups, line_groups, stage, limits.flood_count, stage_clear)
 
     suggestions: tuple[Suggestion, ...] = ()
     if index is not None:
@@ -99,6 +100,7 @@ def analyze(
             trend_clues(tail, index.similarity),
             feedback_clues(tail, feedback),
         )
+        clues = _merge(clues, stage_clues(tail, clues, index.incidents))
         suggestions = rank(tail, clues, index.incidents, feedback, limits.top)
 
     key = _key_line(tail, suggestions)

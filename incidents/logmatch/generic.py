@@ -67,6 +67,16 @@ _GENERIC_WORDS = frozenset(
 _TELLING_CODE = re2.compile(
     r"(?i)(?:exit|code|status|signal)\W{0,3}(?:-?9|1[23]\d|14[0-3])\b|\bSIG(?:KILL|SEGV|ABRT|BUS)\b"
 )
+# Lines a scheduler, a launcher or a build tool prints *because* something else failed: they
+# report the failure, while a line before them may explain it. A Slurm cancellation with its
+# reason (`DUE TO TIME LIMIT`) explains itself and is not one of them.
+_CONSEQUENCE = re2.compile(
+    r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+(?:\s*\*\*\*)?\s*$"
+    r"|(?:^|\s)Killed\s*$|\bexit(?:ed)? (?:with )?(?:exit )?(?:code|status)\W{0,3}-?\d+"
+    r"|\b(?:g?make|ninja)(?:\[\d+\])?: \*\*\* .*\bError \d+|\brecipe for target\b.*\bfailed\b"
+    r"|\breturned non-zero exit status\b|\bChildFailedError\b|\brun\.pl: job failed\b"
+    r"|\bqueue\.pl: .*\bfailed\b|\b\d+ / \d+ failed\b"
+)
 _PYTHON_FRAME = re2.compile(r'File "[^"]*", line \d+')
 _EXCEPTION_MESSAGE = re2.compile(r"\b[\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b:")
 # A run of one character class, nothing to backtrack: `re`, whose matches cost less to take.
@@ -83,6 +93,12 @@ def follows_frame(previous: str, line: str) -> bool:
         and not _PYTHON_FRAME.search(line)
         and not _EXCEPTION_MESSAGE.search(line)
     )
+
+
+def is_consequence(line: str) -> bool:
+    """True for a line that reports a failure another line may explain: a job cancelled, a
+    process killed, an exit code, a make target failed (see `_CONSEQUENCE`)."""
+    return _CONSEQUENCE.search(line) is not None
 
 
 @functools.lru_cache(maxsize=8192)  # asked once per signature hit: the same lines again

@@ -81,6 +81,12 @@ RULES: tuple[tuple[str, str, Level], ...] = (
     ("fatal", r"(?:^|\s)(?:[Ff]atal(?: error)?:|panic:)", E),
     ("signal", r"\bSegmentation fault\b|\bcore dumped\b|\bBus error\b|\bIllegal instruction\b"
         r"|\bFloating point exception\b", E),
+    ("toolchain fatal", r"(?:^|[\s/])(?:ptxas|nvcc|nvlink|fatbinary|cicc|nvrtc|cc\dplus|cc\d"
+        r"|collect\d|ld(?:\.(?:bfd|gold|lld))?|lld)(?:\.exe)?\s+(?:fatal|error)\s*:", E),
+    ("linker", r"(?:^|[\s/])ld(?:\.(?:bfd|gold|lld))?: cannot (?:find|open)\b", E),
+    ("make recipe", r"\brecipe for target\b.*\bfailed\b", E),
+    ("failure banner", r"^\s*\*\*\*[^*].*(?i:error|fail|missing|not found|not installed|cannot"
+        r"|unable|required|please install).*[^*]\*\*\*\s*$", E),
     ("killed", r"(?:^|\s)(?:Killed|Aborted)(?:$|[\s.:])", E),
     ("c++ terminate", r"\bterminate called\b|^\s*what\(\):", E),
     ("slurm", r"\*\*\* (?:JOB|STEP) .*\b(?:CANCELLED|FAILED|TIMEOUT)\b", E),

@@ -48,6 +48,9 @@ _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+"
 _MAX_DOCUMENT_SHARE = 0.5
 _MAX_DOCUMENTS = 48
 _QUERY_FEATURES = 80  # of a query, only the heaviest features are looked up
+# Character n-grams find "determinize" close to "determinism": a passage counts only when it
+# also shares this many telling units with the query (word stems, or Chinese 2-grams).
+MIN_SHARED_UNITS = 2
 _SENTENCE_END = re.compile(r"(?<=[。；！？])|(?<=[.;!?])\s+|\n+")
 _MIN_PASSAGE_CHARS = 4
 # Words are cut to their first letters: a poor man's stemmer that lets "rerunning" meet
@@ -59,6 +62,12 @@ _STOP_WORDS = frozenset(
         *("but", "has", "have", "had", "when", "then", "than", "into", "after", "before"),
         *("over", "out", "its", "all", "any", "can", "will", "our", "you", "your", "one"),
         *("two", "per", "use", "used", "using"),
+        # Words every failure log is full of: they tell no incident from another.
+        *("error", "errors", "errno", "failed", "failure", "file", "files", "open", "grad"),
+        *("line", "value", "found", "invalid", "unable", "cannot", "could", "call", "calls"),
+        *("process", "return", "returned", "module", "input", "output", "run", "running"),
+        *("self", "none", "true", "false", "args", "kwargs", "main", "lib", "site", "packages"),
+        *("python", "torch", "line", "raise", "exception", "traceback", "recent", "most"),
     )
 )
 
@@ -136,13 +145,16 @@ class SimilarityIndex:
         # The heaviest features carry the cosine; the light ones would only cost time.
         heaviest = sorted(query.items(), key=lambda item: -item[1])[:_QUERY_FEATURES]
         sums: dict[int, float] = defaultdict(float)
+        shared: Counter[int] = Counter()
         for feature, weight in heaviest:
+            unit = _is_unit(feature)
             for document, doc_weight in self._postings.get(feature, ()):
                 sums[document] += weight * doc_weight
+                shared[document] += unit
         best: dict[int, float] = {}
         for document, value in sums.items():
             incident = self._owners[document]
-            if value > best.get(incident, 0.0):
+            if shared[document] >= MIN_SHARED_UNITS and value > best.get(incident, 0.0):
                 best[incident] = value
         return best
 
@@ -155,6 +167,13 @@ class SimilarityIndex:
                 if current is None or value > current.score:
                     best[incident] = SimilarityHit(incident, min(1.0, value), number)
         return sorted(best.values(), key=lambda hit: -hit.score)[:top]
+
+
+def _is_unit(feature: str) -> bool:
+    """A word stem, or a Chinese 2-gram: what "real content overlap" is counted in."""
+    return feature.startswith("w:") or (
+        len(feature) == 2 and _CJK_RUN.fullmatch(feature) is not None
+    )
 
 
 def _passages(incident: IncidentSpec, whole: str) -> list[str]:

@@ -91,16 +91,21 @@ LINE_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("train", "program", gettext_noop("training launcher"),
      r"\btorchrun\b|\btorch\.distributed\.(?:launch|run)\b|\bdeepspeed\b|\baccelerate launch\b"
      r"|\bllamafactory-cli train\b|\b[Mm]egatron\b|\bpretrain_\w+\.py\b|\btrain\w*\.py\b"
-     r"|\bfinetune\w*\.py\b"),
+     r"|\bfinetune\w*\.py\b|\btorch/distributed/elastic/|\bmultiprocessing/spawn\.py\b"
+     r"|\bChildFailedError\b|\bDistributedDataParallel\b|\bpytorch_lightning\b|\blightning/"
+     r"|\btrainer\.fit\(|\bloss\.backward\(|\boptimizer\.step\(|\bmindspore/train/"
+     r"|\bmodel\.train\("),
     ("serve", "program", gettext_noop("serving engine"),
      r"\bv[Ll][Ll][Mm]\b|\bsglang\b|\btext-generation-(?:inference|launcher)\b|\btritonserver\b"
      r"|\bapi_server\b|\buvicorn\b|\bEngineCore\b|\bLLMEngine\b|\bllm_engine\b|\bollama\b"
-     r"|\bllama-server\b"),
+     r"|\bllama-server\b|\bllama_model_load\w*|\bllm_load_\w+|\bllama\.cpp\b|\b[Mm]ind[Ii][Ee]\b"
+     r"|\blmdeploy\b|\bxinference\b|\bvllm_ascend\b"),
     ("build", "program", gettext_noop("build tool"),
      r"\b[Cc][Mm]ake\b|\bCMakeFiles\b|\bmake(?:\[\d+\])?: |\bninja\b|\./configure\b"
      r"|(?:^|[ \t/])(?:gcc|g\+\+|clang\+?\+?|nvcc|c\+\+|ld|collect\d)(?:[ \t:]|$)"
      r"|\bsetup\.py (?:build|bdist_wheel|install|develop)\b|\bbdist_wheel\b|\bBuilding wheels?\b"
-     r"|\bpip install\b"),
+     r"|\bpip install\b|\bptxas\b|\bcc\dplus\b|\brecipe for target\b"
+     r"|\bFailed (?:to )?build(?:ing)? wheel\b|\bconfigure: error\b"),
     ("data", "program", gettext_noop("data tool"),
      r"\blmplz\b|\bbuild_binary\b|\bsentencepiece\b|\bspm_train\b|\bimg\ddataset\b"
      r"|\bdatasets\.map\b|\bffmpeg\b|\bsox\b"),
@@ -111,6 +116,9 @@ LINE_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("train", "keyword", gettext_noop("loss and checkpoints"),
      r"(?i)\b(?:loss|lr)[ \t]*[:=][ \t]*[\d.]|\bloss (?:nan|inf)\b|\bOVERFLOW\b"
      r"|\bGradient overflow\b|\bcheckpoint"),
+    ("train", "keyword", gettext_noop("distributed training"),
+     r"\bProcessGroup[NH]CCL\b|\b[NH]CCL\b|(?i:\ball_?reduce\b|\ballgather\b|\breduce_scatter\b)"
+     r"|\[rank\d+\]|\blocal_rank\b|\bworld_size\b"),
     ("serve", "keyword", gettext_noop("serving"),
      r"(?i)\b(?:requests?|serving|api_server|tokens? per second|tokens/s|kv cache|gpu blocks"
      r"|max_model_len|max seq len|gpu_memory_utilization|/v\d/|chat/completions|latency"
@@ -154,11 +162,21 @@ _LINE_BYTES = re2.compile(_LINE_SOURCE.encode(), _RE2_OPTIONS)
 
 def infer_stage(lines: Sequence[str], log_path: str | None = None) -> tuple[str | None, str]:
     """The stage of a log and a short reason; ``(None, "")`` when nothing points anywhere."""
+    stage, reason, _clear = infer_stage_clearly(lines, log_path)
+    return stage, reason
+
+
+def infer_stage_clearly(
+    lines: Sequence[str], log_path: str | None = None
+) -> tuple[str | None, str, bool]:
+    """`infer_stage`, and whether the evidence is clear: the log path, or a program of the
+    stage (a build tool, a launcher, a Kaldi binary), not only its keywords."""
     if log_path:
         found = stage_from_path(log_path)
         if found:
-            return found
-    return stage_from_lines(lines)
+            return (*found, True)
+    stage, reason, kind = _stage_from_lines(lines)
+    return stage, reason, kind == "program"
 
 
 def stage_from_path(log_path: str) -> tuple[str, str] | None:
@@ -172,8 +190,14 @@ def stage_from_path(log_path: str) -> tuple[str, str] | None:
 
 
 def stage_from_lines(lines: Sequence[str]) -> tuple[str | None, str]:
+    stage, reason, _kind = _stage_from_lines(lines)
+    return stage, reason
+
+
+def _stage_from_lines(lines: Sequence[str]) -> tuple[str | None, str, str]:
+    """The stage, the reason, and the kind of rule behind it (program or keyword)."""
     if not lines:
-        return None, ""
+        return None, "", ""
     # Each distinct line once, at its last position: a flood of one line is one piece of
     # evidence. Distinct lines that differ only in digits share a key and are scanned once.
     total = len(lines)
@@ -216,16 +240,17 @@ def stage_from_lines(lines: Sequence[str]) -> tuple[str | None, str]:
 
     winner = max(STAGES, key=lambda s: scores[s])
     if scores[winner] <= 0:
-        return None, ""
+        return None, "", ""
     _contribution, rule, number = best[winner]
     _stage, kind, what, _pattern = LINE_RULES[rule]
     message = {
         "program": gettext_noop("program %(text)s (line %(line)s): %(what)s"),
         "keyword": gettext_noop("keyword %(text)s (line %(line)s): %(what)s"),
     }[kind]
-    return winner, Phrase(
+    reason = Phrase(
         message, text=_first_match(lines[number - 1], rule), line=str(number), what=Phrase(what)
     )
+    return winner, reason, kind
 
 
 def _first_match(line: str, rule: int) -> str:

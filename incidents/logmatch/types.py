@@ -64,6 +64,7 @@ class IncidentSpec:
     stage: str | None  # build / data / train / serve
     symptom: str  # verbatim log line(s); each line also acts as a signature, masked
     description: str = ""  # free text (root cause, remedy, tags, other language) for similarity
+    stage_lead: bool = False  # offered as a lead when a tail clearly of its stage matches nothing
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,14 @@ from incidents.logmatch.types import Level
 E, W, I = Level.ERROR, Level.WARNING, Level.INFO  # noqa: E741
 
 SINGLE_LINES = [
+    # Toolchains: their failure lines are errors whatever their punctuation
+    ("ptxas fatal   : Unresolved extern function '_Z10kernelv'", E),
+    ("nvcc fatal   : Unsupported gpu architecture 'compute_89'", E),
+    ("/usr/bin/ld: cannot find -lcudart", E),
+    ("Makefile:190: recipe for target 'all' failed", E),
+    ("*** extras/check_dependencies.sh: Intel MKL is not installed ***", E),
+    ("***** Running training *****", I),
+    ("*** Starting epoch 3 ***", I),
     # Python logging
     ("2024-01-01 12:00:00,123 - trainer - ERROR - step failed", E),
     ("2024-01-01 12:00:00,123 - trainer - WARNING - slow step", W),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from incidents.logmatch import IncidentSpec, analyze, build_index
+from incidents.logmatch.similarity import SimilarityIndex
 
 from .conftest import SMALL_INCIDENTS
 
@@ -66,3 +67,22 @@ def test_similar_text_loses_to_a_signature_hit(small_index):
 
     assert report.suggestions[0].slug == "gpu-oom"
     assert report.suggestions[0].evidence[0].kind in ("signature", "symptom")
+
+
+def test_a_passage_needs_real_content_overlap_not_only_letters_in_common():
+    index = SimilarityIndex(
+        [
+            IncidentSpec("nondeterminism", "Nondeterministic results", "train", "", ""),
+            IncidentSpec("disk", "Checkpoint directory fills the disk", "data", "", ""),
+        ]
+    )
+    # "determinize" shares n-grams with "nondeterministic", and no word.
+    assert index.score("make[3]: *** [determinize.lo] Error 1") == {}
+    assert index.best_matches(["checkpoint directory filled up the whole disk"])[0].incident == 1
+
+
+def test_words_every_failure_log_is_full_of_are_not_content():
+    index = SimilarityIndex(
+        [IncidentSpec("perm", "Cannot open file: error while running", "data", "", "")]
+    )
+    assert index.score("PermissionError: cannot open file, error while running") == {}

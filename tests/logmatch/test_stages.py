@@ -69,6 +69,14 @@ PROGRAMS = [
     ("steps/make_mfcc.sh --nj 10 data/train exp/make_mfcc/train mfcc", "data"),
     ("steps/align_fmllr.sh --nj 20 data/train data/lang exp/tri3b exp/tri3b_ali", "train"),
     ("nnet3-latgen-faster --beam=15 final.mdl HCLG.fst ark:feats.ark ark:lat.1", "serve"),
+    ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:", "train"),
+    (
+        '  File "/opt/conda/lib/python3.10/site-packages/torch/multiprocessing/spawn.py", line 7',
+        "train",
+    ),
+    ('  File "/icefall/egs/librispeech/ASR/zipformer/train.py", line 1318, in run', "train"),
+    ("ptxas fatal   : Unresolved extern function '_Z3foov'", "build"),
+    ("llama_model_load: error loading model: unknown model architecture: 'qwen3'", "serve"),
 ]
 
 
@@ -87,6 +95,13 @@ KEYWORDS = [
     (["utt2spk is not in sorted order when sorted first on speaker-id"], "data"),
     (["handling request 42 from 10.0.0.1, serving with batch 8"], "serve"),
     (['INFO:     10.0.3.7:51512 - "POST /generate HTTP/1.1" 500 Internal Server Error'], "serve"),
+    (
+        [
+            "[rank3]:[E ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught collective operation "
+            "timeout: WorkNCCL(SeqNum=21, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600034 ms"
+        ],
+        "train",
+    ),
 ]
 
 

@@ -1,0 +1,253 @@
+"""Clues: each piece of evidence a tail holds for an incident, a line with a strength in
+0..1 — from a signature hit, similar text, the numbers of a loss curve, users' feedback on
+the same lines, or the tail's clear stage."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from common.phrases import gettext_noop
+
+from .generic import is_consequence, is_generic
+from .signatures import Hit
+from .similarity import SimilarityIndex
+from .tail import DESCRIPTION_LINES, Tail, is_table_row, line_weight
+from .trends import loss_trend
+from .types import Evidence, Group, IncidentSpec, Level
+
+BENIGN_FLOOR = 0.3  # weight of one hit of a signature healthy logs show too; a flood: 1
+# Cosines below the floor are noise; from the ceiling up, text is as close as text gets.
+# Similar text never weighs as much as a signature hit: at best SIMILARITY_WEIGHT.
+SIMILARITY_FLOOR, SIMILARITY_CEILING = 0.12, 0.42
+SIMILARITY_WEIGHT = 0.85
+SIMILARITY_QUERIES = 16
+LAST_LINES_ASKED = 3  # of a log with no warning or error line
+FEEDBACK_CLUE_WEIGHT = 0.6
+# A stage's lead incident, offered when nothing else confirms anything, weighs as much as
+# fairly close text: above the noise, well below a signature.
+STAGE_LEAD_STRENGTH = 0.35
+STAGE_LEAD_REASONS = {
+    "build": gettext_noop("nothing else explains this build log, which fails at %(where)s"),
+    "data": gettext_noop("nothing else explains this data preparation, which fails at %(where)s"),
+    "train": gettext_noop("nothing else explains this training run, which fails at %(where)s"),
+    "serve": gettext_noop("nothing else explains this serving log, which fails at %(where)s"),
+}
+
+
+@dataclass(frozen=True)
+class Clue:
+    """One evidence line for one incident, with the strength it lends."""
+
+    line: int  # 0-based index into Tail.lines
+    text: str
+    kind: str  # signature | symptom | similar | trend | feedback | stage
+    signature: str | None
+    level: Level
+    strength: float
+    generic: bool
+    specificity: float = 0.0
+    similarity: float = 0.0
+    repeats: int = 1
+    source: str = ""  # what found it: a signature key, or similar/feedback and the line
+    seen: str = ""  # for a trend: what the numbers did (a Phrase); for a stage lead: the stage
+
+    def evidence(self) -> Evidence:
+        return Evidence(self.line + 1, self.text, self.signature, self.kind)
+
+
+def signature_clues(tail: Tail, hits: Sequence[Hit]) -> dict[str, list[Clue]]:
+    """A clue for each signature hit, at the last line it matched.
+
+    A signature that healthy logs show too (a few retried utterances, the loss scaler's
+    first overflows) proves something only on an error line or in volume: below a flood, its
+    clue is discounted by how far it is from one.
+    """
+    volume: Counter[str] = Counter()
+    for hit in hits:
+        volume[hit.signature.key] += len(hit.lines)
+    clues: dict[str, list[Clue]] = defaultdict(list)
+    for hit in hits:
+        index = hit.lines[-1]
+        generic = is_generic(hit.text)
+        specificity = hit.signature.specificity
+        strength = line_weight(tail, index, generic) * (0.65 + 0.35 * specificity)
+        if hit.signature.benign_hits and tail.levels[index] is not Level.ERROR:
+            strength *= BENIGN_FLOOR + (1.0 - BENIGN_FLOOR) * tail.flood_share(
+                volume[hit.signature.key]
+            )
+        clues[hit.signature.slug].append(
+            Clue(
+                line=index,
+                text=hit.text,
+                kind=hit.signature.kind,
+                signature=None if hit.signature.kind == "symptom" else hit.signature.key,
+                level=tail.levels[index],
+                strength=min(1.0, strength),
+                generic=generic,
+                specificity=specificity,
+                repeats=tail.repeats(index),
+                source=hit.signature.key,
+            )
+        )
+    return clues
+
+
+def similarity_clues(tail: Tail, index: SimilarityIndex) -> dict[str, list[Clue]]:
+    """Clues from text similarity between the tail's key lines and each incident's text."""
+    queries = similarity_queries(tail)
+    clues: dict[str, list[Clue]] = defaultdict(list)
+    for hit in index.best_matches([tail.lines[line] for line in queries], top=10):
+        if hit.score < SIMILARITY_FLOOR:
+            continue
+        line = queries[hit.query]
+        clues[index.slugs[hit.incident]].append(
+            _similar_clue(tail, line, hit.score, kind="similar", source=f"similar:{line}")
+        )
+    return clues
+
+
+def trend_clues(tail: Tail, index: SimilarityIndex) -> dict[str, list[Clue]]:
+    """Clues from the tail's numbers: a training loss that is not coming down, matched by
+    its wording against each incident's text. Only where no error line tells the story:
+    next to one, a loss curve is background."""
+    if tail.telling_level is Level.ERROR:
+        return {}
+    trend = loss_trend(tail.lines)
+    if trend is None:
+        return {}
+    clues: dict[str, list[Clue]] = defaultdict(list)
+    for hit in index.best_matches([trend.query], top=3):
+        if hit.score >= SIMILARITY_FLOOR:
+            clues[index.slugs[hit.incident]].append(
+                _similar_clue(
+                    tail, trend.line, hit.score, kind="trend", source="trend:loss", seen=trend.seen
+                )
+            )
+    return clues
+
+
+def stage_clues(
+    tail: Tail, clues: Mapping[str, Sequence[Clue]], incidents: Mapping[str, IncidentSpec]
+) -> dict[str, list[Clue]]:
+    """When the stage is clear, an error line says something and no incident has confirming
+    evidence, the stage's lead incident (e.g. a build that failed) is offered as a lead, on
+    the last telling error line: better than nothing, never confident."""
+    if not tail.stage_clear or tail.is_description:
+        return {}
+    confirming = tail.confirming_kinds()
+    if any(clue.kind in confirming for found in clues.values() for clue in found):
+        return {}
+    leads = [
+        spec.slug for spec in incidents.values() if spec.stage_lead and spec.stage == tail.stage
+    ]
+    errors = [
+        i
+        for i, level in enumerate(tail.levels)
+        if level is Level.ERROR and not tail.says_nothing(i)
+    ]
+    causes = [i for i in errors if not is_consequence(tail.lines[i])] or errors
+    if not leads or not causes:
+        return {}
+    line = causes[-1]
+    clue = Clue(
+        line=line,
+        text=tail.lines[line],
+        kind="stage",
+        signature=None,
+        level=tail.levels[line],
+        strength=STAGE_LEAD_STRENGTH,
+        generic=False,
+        source="stage",
+        seen=tail.stage or "",
+    )
+    return {slug: [clue] for slug in leads}
+
+
+def _similar_clue(
+    tail: Tail, line: int, cosine: float, *, kind: str, source: str, seen: str = ""
+) -> Clue:
+    calibrated = SIMILARITY_WEIGHT * min(
+        1.0, (cosine - SIMILARITY_FLOOR) / (SIMILARITY_CEILING - SIMILARITY_FLOOR)
+    )
+    return Clue(
+        line=line,
+        text=tail.lines[line],
+        kind=kind,
+        signature=None,
+        level=tail.levels[line],
+        strength=min(1.0, calibrated * line_weight(tail, line, generic=False)),
+        generic=False,
+        similarity=cosine,
+        repeats=tail.repeats(line),
+        source=source,
+        seen=seen,
+    )
+
+
+def similarity_queries(tail: Tail) -> list[int]:
+    """The lines worth comparing with the incidents' text: the latest distinct errors, then
+    flooding warnings, then other warnings. In a description typed by a person ("显存不足",
+    "WER up 2 points after a rerun") every line counts; in a log without any warning or
+    error only its last few lines do, since healthy INFO lines would only add noise. Each
+    group is asked once, through its last line; lines that say nothing are left out."""
+    latest_first = sorted(tail.groups, key=lambda found: -found.last_line)
+    chosen: list[int] = []
+
+    def take(groups: Iterable[Group], limit: int) -> None:
+        for found in groups:
+            if len(chosen) >= limit:
+                return
+            index = found.last_line - 1
+            if index in chosen or tail.says_nothing(index) or is_table_row(tail.lines[index]):
+                continue
+            chosen.append(index)
+
+    def at(level: Level) -> list[Group]:
+        return [found for found in latest_first if found.level is level]
+
+    take(at(Level.ERROR), SIMILARITY_QUERIES)
+    take((found for found in latest_first if found.flood), SIMILARITY_QUERIES)
+    take(at(Level.WARNING), SIMILARITY_QUERIES if not chosen else len(chosen))
+    if tail.is_description:
+        take(latest_first, DESCRIPTION_LINES)
+    elif not chosen:
+        take(latest_first, LAST_LINES_ASKED)
+    return sorted(chosen)
+
+
+def feedback_clues(
+    tail: Tail, feedback: Mapping[tuple[str, str], float] | None
+) -> dict[str, list[Clue]]:
+    """Clues for incidents that users confirmed as the fix for one of this tail's error or
+    warning templates, so "this fixed it" teaches the engine even where no signature
+    matches yet. Each group is looked at through its first and last line."""
+    if not feedback:
+        return {}
+    by_template: dict[str, list[tuple[str, float]]] = defaultdict(list)
+    for (template, slug), value in feedback.items():
+        if value > 0:
+            by_template[template].append((slug, value))
+    clues: dict[str, list[Clue]] = defaultdict(list)
+    for found in tail.groups:
+        if found.level is Level.INFO:
+            continue
+        for index in {found.first_line - 1, found.last_line - 1}:
+            for slug, value in by_template.get(tail.template(index), ()):
+                generic = is_generic(tail.lines[index])
+                weight = line_weight(tail, index, generic)
+                strength = min(1.0, value) * FEEDBACK_CLUE_WEIGHT * weight
+                clues[slug].append(
+                    Clue(
+                        line=index,
+                        text=tail.lines[index],
+                        kind="feedback",
+                        signature=None,
+                        level=tail.levels[index],
+                        strength=strength,
+                        generic=generic,
+                        source=f"feedback:{tail.template(index)}",
+                    )
+                )
+    return clues

@@ -1,0 +1,133 @@
+"""Why the first suggestion wins: one sentence naming its evidence and what decided against
+the runner-up, as a translatable `Phrase`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from common.phrases import Phrase, gettext_noop
+
+from .clues import STAGE_LEAD_REASONS, Clue
+from .tail import LEVEL_WEIGHT, Tail
+
+if TYPE_CHECKING:
+    from .ranking import Candidate
+
+
+def explain(tail: Tail, winner: Candidate, runner_up: Candidate | None) -> Phrase:
+    """One sentence on why `winner` ranks above `runner_up`."""
+    found = _describe(winner.clues[0])
+    if runner_up is None:
+        return Phrase(
+            gettext_noop("%(found)s; no other incident has evidence in this tail."),
+            sentence=True,
+            found=found,
+        )
+    return Phrase(
+        gettext_noop(
+            "%(found)s, scoring %(score)s against %(other_score)s for %(other)s: %(reason)s."
+        ),
+        sentence=True,
+        found=found,
+        score=f"{winner.score:.2f}",
+        other_score=f"{runner_up.score:.2f}",
+        other=runner_up.slug,
+        reason=_decisive_reason(tail, winner, runner_up),
+    )
+
+
+def _describe(clue: Clue) -> Phrase:
+    where = (
+        Phrase(
+            gettext_noop("%(level)s line %(line)s, repeated %(repeats)s times"),
+            level=clue.level.value,
+            line=str(clue.line + 1),
+            repeats=str(clue.repeats),
+        )
+        if clue.repeats > 1
+        else Phrase(
+            gettext_noop("%(level)s line %(line)s"), level=clue.level.value, line=str(clue.line + 1)
+        )
+    )
+    if clue.kind == "signature":
+        return Phrase(
+            gettext_noop("signature %(signature)s matched %(where)s"),
+            signature=str(clue.signature),
+            where=where,
+        )
+    if clue.kind == "symptom":
+        return Phrase(gettext_noop("its symptom line matched %(where)s"), where=where)
+    if clue.kind == "feedback":
+        return Phrase(gettext_noop("users confirmed it for %(where)s"), where=where)
+    if clue.kind == "stage":
+        return Phrase(STAGE_LEAD_REASONS[clue.seen], where=where)
+    if clue.kind == "trend":
+        return Phrase(
+            gettext_noop("its symptom resembles the numbers up to %(where)s: %(seen)s"),
+            where=where,
+            seen=clue.seen,
+        )
+    return Phrase(
+        gettext_noop("its text resembles %(where)s (similarity %(similarity)s)"),
+        where=where,
+        similarity=f"{clue.similarity:.2f}",
+    )
+
+
+def _decisive_reason(tail: Tail, winner: Candidate, runner_up: Candidate) -> Phrase:
+    mine, theirs = winner.clues[0], runner_up.clues[0]
+    if winner.feedback > 0 >= runner_up.feedback:
+        return Phrase(gettext_noop("users marked it as the fix for these lines before"))
+    if runner_up.feedback < 0 <= winner.feedback:
+        return Phrase(
+            gettext_noop("users marked %(other)s as not the fix for these lines"),
+            other=runner_up.slug,
+        )
+    if runner_up.consequence and not winner.consequence:
+        return Phrase(
+            gettext_noop(
+                "the runner-up's line only reports the failure, which another line explains"
+            )
+        )
+    if theirs.generic and not mine.generic:
+        return Phrase(
+            gettext_noop("the runner-up only matched a generic line that proves nothing alone")
+        )
+    if mine.kind in ("signature", "symptom") and theirs.kind in ("similar", "trend"):
+        return Phrase(
+            gettext_noop("a signature matched, while the runner-up only has similar text")
+        )
+    if LEVEL_WEIGHT[mine.level] > LEVEL_WEIGHT[theirs.level]:
+        return Phrase(
+            gettext_noop("its evidence is an error line, the runner-up's best is %(theirs)s"),
+            theirs=_describe(theirs),
+        )
+    if mine.repeats > theirs.repeats:
+        return Phrase(
+            gettext_noop("its evidence floods the log (%(repeats)s times)"),
+            repeats=str(mine.repeats),
+        )
+    if mine.specificity > theirs.specificity + 0.1:
+        return Phrase(gettext_noop("its signature is more specific (more literal text)"))
+    if mine.line > theirs.line:
+        return Phrase(
+            gettext_noop(
+                "its evidence comes later in the tail (line %(line)s, not %(other_line)s)"
+            ),
+            line=str(mine.line + 1),
+            other_line=str(theirs.line + 1),
+        )
+    if winner.stage_factor > runner_up.stage_factor:
+        return Phrase(
+            gettext_noop("its stage agrees with the inferred stage (%(stage)s)"),
+            stage=str(tail.stage),
+        )
+    if len(winner.clues) > len(runner_up.clues):
+        return Phrase(
+            gettext_noop("it has %(mine)s evidence lines against %(theirs)s"),
+            mine=str(len(winner.clues)),
+            theirs=str(len(runner_up.clues)),
+        )
+    if mine.similarity > theirs.similarity:
+        return Phrase(gettext_noop("its text is closer to the lines"))
+    return Phrase(gettext_noop("its evidence is stronger"))
