@@ -171,9 +171,16 @@ def classify(lines: Sequence[str]) -> list[Level]:
         else:
             level_of[key] = Level.INFO
     levels = [level_of[key] for key in keys]
-    if not hinted:
-        return levels
-    # Only lines that can open or continue a block need the per-line walk below.
+    if hinted:
+        _walk_blocks(lines, keys, hinted, levels)
+    return levels
+
+
+def _walk_blocks(
+    lines: Sequence[str], keys: Sequence[bytes], hinted: set[bytes], levels: list[Level]
+) -> None:
+    """Tracebacks, stack traces and multi-line exception messages: the lines of such a block
+    are errors. Only lines that can open or continue a block are looked at one by one."""
     prefix: str | None = None  # text before "Traceback"/"File", digits zeroed; None = no block
     stack_trace = ""  # "" outside, "start" after the Kaldi header, "in" inside the frames
     message_lines = 0  # lines left of an exception message that starts on the next line
@@ -230,7 +237,6 @@ def classify(lines: Sequence[str]) -> list[Level]:
                 continue
         if _JAVA_FRAME.match(line) and i and levels[i - 1] is Level.ERROR:
             levels[i] = Level.ERROR
-    return levels
 
 
 def _mark_cut_traceback(
