@@ -53,10 +53,16 @@ EXPECTED = {
 # Signatures that may legitimately match another incident's examples or symptom, as
 # {(owner slug, signature key): {other slugs whose examples it may match}}. Keep this list
 # short and explained: every entry is a place where the ranking, not the signature, decides.
-# None today: the OOM family (gpu-oom / host-oom / kv-cache-exhausted), the network family
+# Otherwise the OOM family (gpu-oom / host-oom / kv-cache-exhausted), the network family
 # (collective-timeout / nic-packet-loss / queue-job-died) and the toolchain family
 # (build-failure / version-mismatch / missing-artifact vs disk-full) are kept disjoint.
-ALLOWED_OVERLAPS: dict[tuple[str, str], set[str]] = {}
+# One today: a CANN library that cannot be loaded (libascendcl.so, libhccl.so) is first the
+# environment not being sourced (cann-env-not-sourced); version-mismatch's generic missing-library
+# signature names it too until it gets a counter-pattern for the CANN libraries.
+ALLOWED_OVERLAPS: dict[tuple[str, str], set[str]] = {
+    ("version-mismatch", "shared-object-missing"): {"cann-env-not-sourced"},
+    ("cann-env-not-sourced", "cann-lib-missing"): {"version-mismatch"},
+}
 
 BENIGN_MAX_RATIO = 0.01
 MIN_BENIGN_LINES = 3000
