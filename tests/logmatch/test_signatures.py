@@ -178,15 +178,23 @@ def test_ten_thousand_signatures_compile_into_a_few_filters():
 
 
 def _naive_scan(signature_set, lines):
-    """Every signature against every distinct line, one RE2 search each."""
+    """Every signature against every distinct line, one RE2 search each; a signature whose
+    counter-pattern matches any of the lines finds nothing."""
     import re2
 
     where: dict[str, list[int]] = {}
     for number, text in enumerate(lines):
         if text:
             where.setdefault(text, []).append(number)
+    ruled_out = {
+        signature.unless
+        for signature in signature_set.signatures
+        if signature.unless and any(re2.compile(signature.unless).search(t) for t in where)
+    }
     compiled = [
-        (signature, re2.compile(signature.pattern)) for signature in signature_set.signatures
+        (signature, re2.compile(signature.pattern))
+        for signature in signature_set.signatures
+        if signature.unless not in ruled_out
     ]
     return {
         (signature.key, text, tuple(numbers))
