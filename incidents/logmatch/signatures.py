@@ -159,13 +159,15 @@ def build_signature_set(
                 Signature(spec.key, spec.slug, spec.pattern, "signature", unless=spec.unless)
             )
     for incident in incidents:
+        own = [c for c in candidates if c.slug == incident.slug]
         for number, line in enumerate(_symptom_lines(incident.symptom), start=1):
             key = f"{SYMPTOM_KEY_PREFIX}{incident.slug}:{number}"
             pattern = symptom_pattern(line)
             if pattern is None:
                 rejected[key] = "symptom line too short or too vague to act as a signature"
             else:
-                candidates.append(Signature(key, incident.slug, pattern, "symptom"))
+                unless = _symptom_counter(line, own)
+                candidates.append(Signature(key, incident.slug, pattern, "symptom", unless=unless))
     accepted, sets = _compile_valid(candidates, rejected)
     result = SignatureSet(tuple(accepted), rejected, sets)
     if not benign_lines:
@@ -181,6 +183,18 @@ def build_signature_set(
     kept = [replace(s, benign_hits=fired[s.key]) for s in accepted if s.key not in noisy]
     sets = _compile_sets([signature.pattern for signature in kept]) if noisy else sets
     return SignatureSet(tuple(kept), rejected, sets)
+
+
+def _symptom_counter(line: str, signatures: Sequence[Signature]) -> str:
+    """A symptom line is ruled out by what rules out the incident's own signatures that
+    recognise it: `No space left on device` is no full disk beside `/dev/shm`."""
+    counters = []
+    for signature in signatures:
+        if signature.unless and compile_error(signature.pattern) is None:
+            if re2.compile(signature.pattern, re2_options()).search(line):
+                counters.append(signature.unless)
+    unique = list(dict.fromkeys(counters))
+    return "|".join(f"(?:{counter})" for counter in unique) if len(unique) > 1 else "".join(unique)
 
 
 def counter_problem(unless: str) -> str | None:

@@ -70,7 +70,6 @@ ALLOWED_OVERLAPS: dict[tuple[str, str], set[str]] = {
     ("version-mismatch", "shared-object-missing"): {"cann-env-not-sourced"},
     ("cann-env-not-sourced", "cann-lib-missing"): {"version-mismatch"},
 }
-}
 
 BENIGN_MAX_RATIO = 0.01
 MIN_BENIGN_LINES = 3000

@@ -79,3 +79,24 @@ def test_check_counter_explains_what_would_make_it_useless():
         "The counter-pattern rules out its own example 1: "
         "\"OSError: [Errno 28] No space left on device: '/data/x'\"."
     ]
+
+
+def test_a_symptom_line_is_ruled_out_by_what_rules_out_the_signatures_that_recognise_it():
+    with_symptom = [
+        IncidentSpec(
+            "disk-full",
+            "Disk full",
+            "data",
+            "OSError: [Errno 28] No space left on device: '/data/exp/model.pt'",
+            "The experiment disk is full.",
+        ),
+        INCIDENTS[1],
+    ]
+    index = build_index(with_symptom, [DISK, SHM])
+
+    shm = analyze(SMALL_SHM, index).suggestions
+    disk = analyze(FULL_DISK, index).suggestions
+
+    assert shm[0].slug == "shm-too-small"
+    assert not any(s.confident for s in shm if s.slug == "disk-full")  # similar text at most
+    assert (disk[0].slug, disk[0].confident) == ("disk-full", True)
