@@ -190,9 +190,9 @@ def _symptom_counter(line: str, signatures: Sequence[Signature]) -> str:
     recognise it: `No space left on device` is no full disk beside `/dev/shm`."""
     counters = []
     for signature in signatures:
-        if signature.unless and compile_error(signature.pattern) is None:
-            if re2.compile(signature.pattern, re2_options()).search(line):
-                counters.append(signature.unless)
+        usable = signature.unless and compile_error(signature.pattern) is None
+        if usable and re2.compile(signature.pattern, re2_options()).search(line):
+            counters.append(signature.unless)
     unique = list(dict.fromkeys(counters))
     return "|".join(f"(?:{counter})" for counter in unique) if len(unique) > 1 else "".join(unique)
 

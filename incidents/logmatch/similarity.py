@@ -11,6 +11,7 @@ its own features.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter, defaultdict
@@ -102,14 +103,13 @@ class SimilarityIndex:
     def __init__(self, incidents: Sequence[IncidentSpec]):
         self.slugs = tuple(incident.slug for incident in incidents)
         owners: list[int] = []
-        passages: list[Counter[str]] = []
+        passages: list[dict[str, float]] = []
         document_frequency: Counter[str] = Counter()
         for number, incident in enumerate(incidents):
-            whole = f"{incident.title}\n{incident.symptom}\n{incident.description}"
-            document_frequency.update(features(whole).keys())
-            for passage in _passages(incident, whole):
-                owners.append(number)
-                passages.append(features(passage))
+            terms, weighted = _document(incident.title, incident.symptom, incident.description)
+            document_frequency.update(terms)
+            owners += [number] * len(weighted)
+            passages += weighted
         total = max(1, len(incidents))
         self._unknown_idf = math.log(total + 1) + 1.0
         self._idf = {
@@ -123,10 +123,13 @@ class SimilarityIndex:
         }
         self._owners = owners
         self._postings: dict[str, list[tuple[int, float]]] = defaultdict(list)
-        for number, vector in enumerate(passages):
-            for feature, weight in self._normalised(vector).items():
+        idf, unknown = self._idf, self._unknown_idf
+        for number, tf in enumerate(passages):
+            weights = {feature: value * idf.get(feature, unknown) for feature, value in tf.items()}
+            norm = math.sqrt(sum(weight * weight for weight in weights.values())) or 1.0
+            for feature, weight in weights.items():
                 if feature in indexed:
-                    self._postings[feature].append((number, weight))
+                    self._postings[feature].append((number, weight / norm))
 
     def _normalised(self, counts: Counter[str]) -> dict[str, float]:
         weights = {
@@ -176,8 +179,23 @@ def _is_unit(feature: str) -> bool:
     )
 
 
-def _passages(incident: IncidentSpec, whole: str) -> list[str]:
-    pieces = [incident.title, *incident.symptom.splitlines()]
-    pieces += _SENTENCE_END.split(incident.description)
+@functools.lru_cache(maxsize=50_000)
+def _document(
+    title: str, symptom: str, description: str
+) -> tuple[frozenset[str], tuple[dict[str, float], ...]]:
+    """An incident's terms and each passage's term weights (1 + log count), kept across
+    rebuilds of the index: a change to the book costs what changed, not the whole book."""
+    whole = f"{title}\n{symptom}\n{description}"
+    passages = _passages(title, symptom, description, whole)
+    weighted = tuple(
+        {feature: 1.0 + math.log(count) for feature, count in features(passage).items()}
+        for passage in passages
+    )
+    return frozenset(features(whole)), weighted
+
+
+def _passages(title: str, symptom: str, description: str, whole: str) -> list[str]:
+    pieces = [title, *symptom.splitlines()]
+    pieces += _SENTENCE_END.split(description)
     kept = [piece.strip() for piece in pieces if len(piece.strip()) >= _MIN_PASSAGE_CHARS]
     return [*dict.fromkeys(kept), whole]
