@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from common.vocabulary import STAGES
 from incidents.logmatch import stages
 from incidents.logmatch.reading import read_input
-from incidents.logmatch.stages import LINE_RULES, infer_stage
+from incidents.logmatch.stages import LINE_RULES, infer_stage, infer_stage_clearly
 
 PATHS = [
     ("exp/tri3/log/align.1.log", "train", "alignment"),
@@ -363,3 +363,14 @@ def test_scanning_digit_keys_on_a_long_tail():
     lines = [f"epoch {n // 100} step {n} loss: {n % 7}.{n % 97}" for n in range(3000)]
     lines[-3:] = ["torchrun --nproc_per_node 8 train.py", "vllm serve x", "gcc -O2 -c a.c"]
     assert infer_stage(lines) == _every_distinct_line(lines)
+
+
+def test_a_runtime_error_that_names_its_source_under_cmakefiles_is_no_build():
+    line = (
+        "RuntimeError: init:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:292 NPU function "
+        "error: aclrtGetDeviceCount, error code is 107001"
+    )
+    assert infer_stage_clearly([line])[0] != "build"
+    assert (
+        infer_stage_clearly(["Building CXX object src/CMakeFiles/dec.dir/lat.cc.o"])[0] == "build"
+    )
