@@ -8,11 +8,11 @@ or print `report_as_dict(report)`; `check_signature` validates a pattern before 
 from .analyze import KnowledgeIndex, analyze, build_index
 from .benign import LineCorpus, benign_corpus, benign_lines
 from .checks import check_counter, check_signature
+from .masking import mask_line
 from .reading import read_input
 from .redact import redact
 from .report_json import Bounds, report_as_dict
 from .stages import infer_stage
-from .templates import mask_line
 from .types import (
     BinaryInput,
     EmptyInput,

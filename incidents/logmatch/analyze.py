@@ -20,6 +20,7 @@ from .clues import (
     trend_clues,
 )
 from .levels import classify
+from .masking import mask_line
 from .ranking import rank
 from .reading import read_input
 from .redact import redact
@@ -27,7 +28,7 @@ from .signatures import SignatureSet, build_signature_set
 from .similarity import SimilarityIndex
 from .stages import infer_stage_clearly
 from .tail import Tail
-from .templates import group, mask_line
+from .templates import group
 from .types import (
     IncidentSpec,
     Level,

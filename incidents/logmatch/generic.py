@@ -76,6 +76,9 @@ _CONSEQUENCE = re2.compile(
     r"|\b(?:g?make|ninja)(?:\[\d+\])?: \*\*\* .*\bError \d+|\brecipe for target\b.*\bfailed\b"
     r"|\breturned non-zero exit status\b|\bChildFailedError\b|\brun\.pl: job failed\b"
     r"|\bqueue\.pl: .*\bfailed\b|\b\d+ / \d+ failed\b"
+    r"|\bCould not build wheels for\b|\bFailed building wheel for\b"
+    r"|\bFailed to build (?:installable wheels|[\w.\-]+\s*$)"
+    r"|\berror: subprocess-exited-with-error\b|\bEngine background task failed\b"
 )
 _PYTHON_FRAME = re2.compile(r'File "[^"]*", line \d+')
 _EXCEPTION_MESSAGE = re2.compile(r"\b[\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b:")

@@ -105,10 +105,17 @@ RULES: tuple[tuple[str, str, Level], ...] = (
 # fmt: on
 
 
+# "AssertionError: " alone: the message is on the lines that follow, up to a blank line or a
+# line with a level of its own, and at most this many.
+_EMPTY_MESSAGE_PATTERN = r"^\s*" + _EXCEPTION_CLASS + r":\s*$"
+_EMPTY_MESSAGE = re2.compile(_EMPTY_MESSAGE_PATTERN)
+MESSAGE_LINES = 12
+
 # Lines that can open or continue a block walked by `classify` (tracebacks, stack traces).
 _CONTEXT_HINT = (
     r"Traceback \(most recent call last\)|^\s*(?:During handling of|The above exception)"
     r'|\s+File "|\[ Stack-Trace: \]|^\s+at |^\s+\.\.\. \d+ more|^Caused by: '
+    "|" + _EMPTY_MESSAGE_PATTERN
 )
 _HINT = len(RULES)  # the set's index of _CONTEXT_HINT, after every rule
 
@@ -164,12 +171,26 @@ def classify(lines: Sequence[str]) -> list[Level]:
         else:
             level_of[key] = Level.INFO
     levels = [level_of[key] for key in keys]
-    if not hinted:
-        return levels
-    # Only lines that can open or continue a block need the per-line walk below.
+    if hinted:
+        _walk_blocks(lines, keys, hinted, levels)
+    return levels
+
+
+def _walk_blocks(
+    lines: Sequence[str], keys: Sequence[bytes], hinted: set[bytes], levels: list[Level]
+) -> None:
+    """Tracebacks, stack traces and multi-line exception messages: the lines of such a block
+    are errors. Only lines that can open or continue a block are looked at one by one."""
     prefix: str | None = None  # text before "Traceback"/"File", digits zeroed; None = no block
     stack_trace = ""  # "" outside, "start" after the Kaldi header, "in" inside the frames
+    message_lines = 0  # lines left of an exception message that starts on the next line
     for i, (line, key) in enumerate(zip(lines, keys, strict=True)):
+        if message_lines:
+            if line.strip() and levels[i] is Level.INFO and key not in hinted:
+                levels[i] = Level.ERROR
+                message_lines -= 1
+                continue
+            message_lines = 0
         if prefix is None and not stack_trace and key not in hinted:
             continue
         if stack_trace:
@@ -179,6 +200,9 @@ def classify(lines: Sequence[str]) -> list[Level]:
                 continue
             if stack_trace == "in":
                 stack_trace = ""
+            continue
+        if prefix is None and _EMPTY_MESSAGE.search(line):
+            message_lines = MESSAGE_LINES  # pip's "RuntimeError:" with the message below
             continue
         if _STACK_TRACE.search(line):
             levels[i] = Level.ERROR
@@ -207,11 +231,12 @@ def classify(lines: Sequence[str]) -> list[Level]:
             else:
                 levels[i] = Level.ERROR
                 if line[len(prefix)] not in " \t":
+                    if _EMPTY_MESSAGE.search(line[len(prefix) :]):
+                        message_lines = MESSAGE_LINES
                     prefix = None  # the exception line ends the traceback
                 continue
         if _JAVA_FRAME.match(line) and i and levels[i - 1] is Level.ERROR:
             levels[i] = Level.ERROR
-    return levels
 
 
 def _mark_cut_traceback(

@@ -9,7 +9,7 @@ import re
 
 import re2
 
-from .templates import mask_line
+from .masking import mask_line
 
 # A 10k-pattern set fails to compile at RE2's default 8 MiB (and at 16 MiB); the budget is an
 # upper bound, not an allocation.

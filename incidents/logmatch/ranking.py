@@ -40,7 +40,7 @@ STAGE_AGREES, STAGE_DIFFERS = 1.08, 0.92
 # An incident whose best evidence is a consequence line (a job cancelled, a process killed,
 # an exit code) weighs this much less when another line confirms another incident: the line
 # that explains the failure ranks first.
-CONSEQUENCE_FACTOR = 0.75
+CONSEQUENCE_FACTOR = 0.6
 FEEDBACK_WEIGHT = 0.35
 CORROBORATION = 0.1  # per further independent source of evidence, at most three counted
 

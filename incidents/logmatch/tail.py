@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .generic import follows_frame, is_generic
-from .templates import mask_line
+from .masking import mask_line
 from .types import Group, Level
 
 LEVEL_WEIGHT = {Level.ERROR: 1.0, Level.WARNING: 0.8, Level.INFO: 0.7}

@@ -1,14 +1,8 @@
-"""Template mining: mask the variable parts of log lines and group lines that share a template.
+"""Template mining: group lines that share a template (their masked form).
 
 Contract
 --------
-``mask_line(line)`` replaces variable tokens with ``<*>``: anything containing a digit (numbers,
-hex, ids, versions, IPs, timestamps, block ids such as ``blk_-123``), sizes and durations with
-their unit (``2.00 GiB``, ``30 seconds``), absolute paths and URLs, host names, long hex words,
-dates, the value of ``key=value`` pairs, and empty placeholders (``()``, ``[]``, ``''``).
-Adjacent wildcards joined only by punctuation collapse into one, so ``12:00:00,123`` or
-``10.0.0.1:8080 (host)`` become a single ``<*>``. Tokens are ASCII runs; CJK characters are
-boundaries, so ``第3个文件`` masks to ``第<*>个文件`` without any whitespace assumption.
+Lines are masked first (``masking.mask_line``: variable tokens become ``<*>``).
 
 ``group(lines, levels, limits)`` groups lines by masked template, then merges templates that
 differ in one place when that place is clearly a variable: at least ``_MIN_DISTINCT`` values
@@ -34,75 +28,8 @@ from collections import Counter
 from collections.abc import Sequence
 
 from .digits import ALL_DIGITS, str_keys
+from .masking import WILDCARD, collapse_wildcards, mask_lines
 from .types import Group, Level, Limits
-
-WILDCARD = "<*>"
-
-# Characters that make up one "word" for masking. Deliberately ASCII: CJK text and the
-# delimiters ( : = , ; quotes brackets ) split tokens, so "onExtend:1514038554000" keeps
-# its key and only the number is masked.
-_TC = r"A-Za-z0-9_.\-/+@~%#*$\\"
-_TOKEN_START = f"(?<![{_TC}])"
-_TOKEN_END = f"(?![{_TC}])"
-_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
-_WEEKDAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
-_DATE = _MONTH + r"[a-z]*\.?[ \t]+\d{1,2}" + _TOKEN_END
-_UNIT = (
-    r"(?:[kKMGTPE]i?B|B|bytes?|ms|us|ns|s|secs?|seconds?|mins?|minutes?|h|hours?)"
-    r"\.?" + _TOKEN_END
-)
-_GENERIC_TLD = r"(?:com|net|org|edu|gov|io|info|biz|local|internal)"
-# Two-letter final labels that are file extensions, not country domains (x.py, a.so).
-# (The label must be two letters anyway, so h5 and the like need no entry.)
-_NOT_CCTLD = r"(?!(?:py|sh|so|cc|md|js|rs|go|pl|pm|ts|db|gz|xz|el|mk|in|pt)(?![A-Za-z]))"
-_LABEL = r"[A-Za-z0-9\-]"
-
-# All alternatives sit behind one token-start check, and each begins with a literal or a
-# character class, so the regex engine rejects a branch on its first character; plain words
-# (letters followed by a delimiter) skip the costly branches after one look-ahead. This is
-# what keeps the single pass well above 100k lines/s. Order matters where two could match at
-# the same place: a path before "a token with a digit", a size before a bare number, and the
-# key=value rule last so that ``pid=1234)`` masks just the number.
-_DATES_AND_HEX_WORDS = [
-    r"[JFMASOND][a-z]{2}(?<=" + _MONTH + r")[a-z]*\.?[ \t]+\d{1,2}" + _TOKEN_END,  # Jul 24
-    r"[MTWFS][a-z]{2}(?<=" + _WEEKDAY + r"),?[ \t]+" + _DATE,  # Sun Jul 24
-    r"[a-fA-F]{8,}" + _TOKEN_END,  # hex word without digits: ffffffff
-]
-_PLAIN_WORD = r"(?![A-Za-z]+[\s,;)\]}'\"=(\[{<>|!?])"
-_VARIABLE_TOKENS = [
-    r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>()\[\]{}]*",  # URL
-    r"/[^\s\"'<>()\[\]{},;]+",  # absolute path
-    r"[~.]\.?/[^\s\"'<>()\[\]{},;]+",  # ~/x ./x ../x
-    r"\d+(?:\.\d+)?[ \t]?" + _UNIT,  # 2.00 GiB, 30 seconds
-    r"[<>~]\d+(?:\.\d+)?[ \t]?" + _UNIT,  # <1 sec
-    r"[0-9a-fA-F]{1,4}(?:::?[0-9a-fA-F]{1,4}){2,7}(?![:\w])[" + _TC + "]*+",  # IPv6, 12:00:00.5
-    rf"{_LABEL}+\.(?:{_LABEL}+\.)*{_GENERIC_TLD}(?:\.{_LABEL}+)*\.?{_TOKEN_END}",  # x.com.br
-    rf"{_LABEL}+(?:\.{_LABEL}+)+\.{_NOT_CCTLD}[a-z]{{2}}\.?{_TOKEN_END}",  # proxy.cuhk.edu.hk
-    r"[" + _TC + r"](?:(?<=\d)|[A-Za-z_.\-/+@~%#*$\\]*+\d)[" + _TC + r"]*+",  # has a digit
-    r"[<>~][A-Za-z_.\-/+@~%#*$\\]*+\d[" + _TC + r"]*+",  # <5, ~3ms
-]
-_EMPTY_VALUE = r"[(\[{'\"](?<!\S.)[)\]}'\"](?!\S)"  # a lone (), [], '' ...
-_KEY_VALUE = r"(?<==)(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s,;=()\[\]{}<>\"']+)"
-
-_MASK = re.compile(
-    _TOKEN_START
-    + "(?:"
-    + "|".join(
-        [
-            _EMPTY_VALUE,
-            *_DATES_AND_HEX_WORDS,
-            _PLAIN_WORD + "(?:" + "|".join(_VARIABLE_TOKENS) + ")",
-            _KEY_VALUE,
-        ]
-    )
-    + ")"
-)
-# Brackets around nothing but wildcards vanish, so "2034 bytes (1.98 KB) sent" and
-# "785 bytes sent" share a template; then adjacent wildcards merge into one.
-_UNWRAP = re.compile(r"[(\[{][ \t]*<\*>(?:[ \t.,:;/\\|'\"=+\-#@~_]*<\*>)*[ \t]*[)\]}]")
-_COLLAPSE = re.compile(r"<\*>(?:[ \t.,:;/\\|()\[\]{}'\"=+\-#@~_]*<\*>)+")
-_WRAPPED = ("(<*>)", "[<*>]", "{<*>}")
-_SPACES = re.compile(r"  +")
 
 # Merge tokens: runs of non-space text, but each CJK character on its own, so a Chinese
 # sentence with one varying word still differs in one position only.
@@ -125,32 +52,6 @@ _MAX_ROUNDS = 4
 _SEVERITY = {Level.INFO: 0, Level.WARNING: 1, Level.ERROR: 2}
 _BY_SEVERITY = (Level.INFO, Level.WARNING, Level.ERROR)
 _DEFAULT_LIMITS = Limits()
-
-
-def _clean(text: str) -> str:
-    text = _MASK.sub(WILDCARD, text)
-    text = _COLLAPSE.sub(WILDCARD, _UNWRAP.sub(WILDCARD, text))
-    if any(w in text for w in _WRAPPED):  # nested brackets: "[(1, 2)]"
-        text = _COLLAPSE.sub(WILDCARD, _UNWRAP.sub(WILDCARD, text))
-    return _SPACES.sub(" ", text)
-
-
-def mask_line(line: str) -> str:
-    """The template of one line: variable tokens replaced by ``<*>`` (see module docstring)."""
-    return _clean(line.replace("\n", " ").replace("\r", " ")).rstrip()
-
-
-def mask_lines(lines: Sequence[str]) -> list[str]:
-    """``mask_line`` for many lines at once, in one regex pass over the joined text."""
-    if not lines:
-        return []
-    text = "\n".join(lines)
-    if text.count("\n") != len(lines) - 1 or "\r" in text:
-        text = "\n".join(s.replace("\n", " ").replace("\r", " ") for s in lines)
-    masked = [m.rstrip() for m in _clean(text).split("\n")]
-    if len(masked) != len(lines):  # defensive: no pattern may cross a line end
-        return [mask_line(s) for s in lines]
-    return masked
 
 
 def _templates(lines: list[str]) -> list[str]:
@@ -423,7 +324,7 @@ def _joint(
             out.append(replace[q])
             pos = found[b - 1].end()
     out.append(text[pos:])
-    return _COLLAPSE.sub(WILDCARD, "".join(out))
+    return collapse_wildcards("".join(out))
 
 
 def _span(ranges: tuple[tuple[int, int], ...] | None, q: int) -> tuple[int, int]:

@@ -15,6 +15,7 @@ from incidents.models import Incident
 from incidents.permissions import can_edit_incident, can_manage_signatures, incident_get_for_user
 
 PAGE_SIZE = 25
+RECURRENCES_PAGE_SIZE = 20
 
 
 @require_GET
@@ -35,10 +36,15 @@ def incident_list(request):
 @require_GET
 def incident_detail(request, slug):
     incident = incident_get_for_user(request.user, slug)
+    recurrences = Paginator(
+        selectors.incident_recurrences(incident=incident), RECURRENCES_PAGE_SIZE
+    )
+    page = recurrences.get_page(request.GET.get("page"))
     context = {
         "incident": incident,
         "text": incident.text(get_language()),
-        "recurrences": selectors.incident_recurrences(incident=incident),
+        "page": page,
+        "recurrences": page.object_list,
         "history": selectors.incident_history(incident=incident),
         "similar": selectors.incident_similar(text=incident.symptom, exclude_slug=incident.slug),
         "signatures": incident.signatures.all(),

@@ -210,14 +210,26 @@ def matrix_get(*, params: MatrixParams, language: str) -> Matrix:
     with connections[Incident.objects.db].cursor() as cursor:
         cursor.execute(sql, sql_params)
         rows = [_Row(row[0], row[1], row[2], *(int(value) for value in row[3:])) for row in cursor]
-    shown = sorted(
-        (row for row in rows if row.id is not None),
-        key=lambda row: (-row.happened, -row.recurrence_count, row.id),
-    )
-    texts = Incident.objects.only(*MATRIX_TEXT_FIELDS).in_bulk([row.id for row in shown])
     disciplines = tuple((str(value), str(label)) for value, label in Discipline.choices)
-    labels = dict(disciplines)
+    cells = {(row.stage, row.discipline): row for row in rows if row.id is None}
+    return Matrix(
+        params=params,
+        start=start,
+        end=end,
+        rows=_matrix_rows([row for row in rows if row.id is not None], disciplines, language),
+        disciplines=disciplines,
+        heat=_heat(params, cells, disciplines),
+        total_happened=sum(row.happened for row in cells.values()),
+    )
 
+
+def _matrix_rows(
+    ranked: list[_Row], disciplines: tuple[tuple[str, str], ...], language: str
+) -> tuple[MatrixRow, ...]:
+    """Each stage's busiest incidents, condensed to one line per column."""
+    shown = sorted(ranked, key=lambda row: (-row.happened, -row.recurrence_count, row.id))
+    texts = Incident.objects.only(*MATRIX_TEXT_FIELDS).in_bulk([row.id for row in shown])
+    labels = dict(disciplines)
     matrix_rows = []
     for stage, stage_label in Stage.choices:
         entries = []
@@ -244,10 +256,17 @@ def matrix_get(*, params: MatrixParams, language: str) -> Matrix:
                 )
             )
         matrix_rows.append(MatrixRow(stage=stage, label=str(stage_label), entries=tuple(entries)))
+    return tuple(matrix_rows)
 
-    cells = {(row.stage, row.discipline): row for row in rows if row.id is None}
+
+def _heat(
+    params: MatrixParams,
+    cells: dict[tuple[str, str], _Row],
+    disciplines: tuple[tuple[str, str], ...],
+) -> tuple[HeatRow, ...]:
+    """The stage × discipline heat map: how often each cell's incidents happened."""
     busiest = max((row.happened for row in cells.values()), default=0)
-    heat = tuple(
+    return tuple(
         HeatRow(
             stage=stage,
             label=str(stage_label),
@@ -265,13 +284,4 @@ def matrix_get(*, params: MatrixParams, language: str) -> Matrix:
             ),
         )
         for stage, stage_label in Stage.choices
-    )
-    return Matrix(
-        params=params,
-        start=start,
-        end=end,
-        rows=tuple(matrix_rows),
-        disciplines=disciplines,
-        heat=heat,
-        total_happened=sum(row.happened for row in cells.values()),
     )

@@ -53,10 +53,24 @@ EXPECTED = {
 # Signatures that may legitimately match another incident's examples or symptom, as
 # {(owner slug, signature key): {other slugs whose examples it may match}}. Keep this list
 # short and explained: every entry is a place where the ranking, not the signature, decides.
-# None today: the OOM family (gpu-oom / host-oom / kv-cache-exhausted), the network family
+# The OOM family (gpu-oom / host-oom / kv-cache-exhausted), the network family
 # (collective-timeout / nic-packet-loss / queue-job-died) and the toolchain family
 # (build-failure / version-mismatch / missing-artifact vs disk-full) are kept disjoint.
-ALLOWED_OVERLAPS: dict[tuple[str, str], set[str]] = {}
+ALLOWED_OVERLAPS: dict[tuple[str, str], set[str]] = {
+    # CUDA error 700 is the same line in a serving engine under load and in a training step:
+    # the tail's stage decides between the two.
+    ("concurrency-crash", "illegal-memory-access"): {"illegal-memory-access-training"},
+    ("illegal-memory-access-training", "illegal-address"): {"concurrency-crash"},
+    # ENOSPC on /dev/shm reads like a full disk; the shm signatures name /dev/shm, torch_ files
+    # and NCCL's segment, which a counter-pattern on disk-full rules out.
+    ("disk-full", "enospc-text"): {"shm-too-small"},
+    ("disk-full", "errno-28"): {"shm-too-small"},
+    # A CANN library that cannot be loaded (libascendcl.so, libhccl.so) is first the
+    # environment not being sourced; version-mismatch's missing-library signature names it too.
+    ("version-mismatch", "shared-object-missing"): {"cann-env-not-sourced"},
+    ("cann-env-not-sourced", "cann-lib-missing"): {"version-mismatch"},
+}
+}
 
 BENIGN_MAX_RATIO = 0.01
 MIN_BENIGN_LINES = 3000

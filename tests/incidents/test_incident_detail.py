@@ -1,8 +1,11 @@
+import re
+from datetime import date
+
 import pytest
 from django.urls import reverse
 
 from incidents.models import Incident
-from incidents.services import incident_update
+from incidents.services import incident_record_recurrence, incident_update
 from tests.factories import IncidentFactory
 
 pytestmark = pytest.mark.django_db
@@ -54,3 +57,24 @@ def test_it_shows_the_catalog_text_in_the_users_language(alice_client, catalog):
     response = alice_client.get(reverse("incidents:incident-detail", args=["gpu-oom"]))
     assert response.context["text"].language == "zh-hans"
     assert response["Content-Language"] == "zh-hans"
+
+
+def test_it_pages_the_recurrences_newest_first(alice_client, alice):
+    incident = IncidentFactory()
+    for day in range(1, 26):
+        incident_record_recurrence(
+            incident=incident,
+            reported_by=alice,
+            occurred_on=date(2026, 10, day),
+            note=f"note of day {day:02d}",
+        )
+
+    first = alice_client.get(incident.get_absolute_url()).content.decode()
+    second = alice_client.get(incident.get_absolute_url(), {"page": 2}).content.decode()
+
+    def days(page: str) -> list[str]:
+        return re.findall(r"note of day (\d\d)", page)
+
+    assert days(first) == [f"{day:02d}" for day in range(25, 5, -1)]
+    assert days(second) == ["05", "04", "03", "02", "01"]
+    assert "page=2" in first

@@ -114,3 +114,28 @@ def test_an_incident_of_another_stage_than_the_tails_clear_one_needs_stronger_ev
 
     assert first("train") == ("train", True)
     assert first("serve") == ("train", False)
+
+
+def test_pips_could_not_build_wheels_only_reports_the_line_that_explains_it():
+    index = build_index(
+        [*INCIDENTS, IncidentSpec("cuda-skew", "CUDA skew", "build", "", "Toolkit differs.")],
+        [
+            *SIGNATURES,
+            SignatureSpec("skew", "cuda-skew", r"detected CUDA version \(\S+\) mismatches"),
+            SignatureSpec("wheel", "build-failure", r"Could not build wheels for"),
+        ],
+    )
+    tail = "\n".join(
+        [
+            "  Building wheel for flash-attn (setup.py) ... error",
+            "      RuntimeError:",
+            "      The detected CUDA version (12.3) mismatches the version that was used to "
+            "compile PyTorch (11.7). Please make sure to use the same CUDA versions.",
+            "  ERROR: Failed building wheel for flash-attn",
+            "Failed to build flash-attn",
+            "ERROR: Could not build wheels for flash-attn, which is required to install "
+            "pyproject.toml-based projects",
+        ]
+    )
+
+    assert [s.slug for s in analyze(tail, index).suggestions][:2] == ["cuda-skew", "build-failure"]

@@ -343,3 +343,21 @@ def test_classify_never_crashes_and_keeps_length(lines):
     levels = classify(lines)
     assert len(levels) == len(lines)
     assert all(isinstance(level, Level) for level in levels)
+
+
+def test_an_exception_whose_message_starts_on_the_next_line_keeps_it_an_error():
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "train.py", line 3, in <module>',
+        "    x.cuda()",
+        "AssertionError: ",
+        "The accelerator driver on this host is too old (found version 9000).",
+        "Please update the driver.",
+        "",
+        "epoch 3 done",
+    ]
+
+    levels = classify(lines)
+
+    assert levels[4:6] == [Level.ERROR, Level.ERROR]
+    assert levels[7] is Level.INFO

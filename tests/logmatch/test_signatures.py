@@ -178,7 +178,8 @@ def test_ten_thousand_signatures_compile_into_a_few_filters():
 
 
 def _naive_scan(signature_set, lines):
-    """Every signature against every distinct line, one RE2 search each."""
+    """Every signature against every distinct line, one RE2 search each; a signature whose
+    counter-pattern matches any of the lines is ruled out, as in a tail."""
     import re2
 
     where: dict[str, list[int]] = {}
@@ -186,7 +187,9 @@ def _naive_scan(signature_set, lines):
         if text:
             where.setdefault(text, []).append(number)
     compiled = [
-        (signature, re2.compile(signature.pattern)) for signature in signature_set.signatures
+        (signature, re2.compile(signature.pattern))
+        for signature in signature_set.signatures
+        if not (signature.unless and any(re2.compile(signature.unless).search(t) for t in where))
     ]
     return {
         (signature.key, text, tuple(numbers))

@@ -11,10 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from incidents.logmatch import templates
+from incidents.logmatch import masking, templates
 from incidents.logmatch.levels import classify
+from incidents.logmatch.masking import mask_line, mask_lines
 from incidents.logmatch.reading import read_input
-from incidents.logmatch.templates import group, mask_line, mask_lines
+from incidents.logmatch.templates import group
 from incidents.logmatch.types import Group, InputError, Level, Limits
 
 LOGHUB = Path(__file__).resolve().parents[3] / "shared" / "loghub2k"
@@ -326,10 +327,10 @@ def test_merging_keeps_the_partition(lines):
 
 def _masking_sources() -> list[str]:
     return [
-        templates._MASK.pattern,
-        templates._UNWRAP.pattern,
-        templates._COLLAPSE.pattern,
-        templates._SPACES.pattern,
+        masking._MASK.pattern,
+        masking._UNWRAP.pattern,
+        masking._COLLAPSE.pattern,
+        masking._SPACES.pattern,
     ]
 
 
