@@ -101,7 +101,7 @@ LINE_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"|\bllama-server\b|\bllama_model_load\w*|\bllm_load_\w+|\bllama\.cpp\b|\b[Mm]ind[Ii][Ee]\b"
      r"|\blmdeploy\b|\bxinference\b|\bvllm_ascend\b"),
     ("build", "program", gettext_noop("build tool"),
-     r"\b[Cc][Mm]ake\b|\bCMakeFiles/[^\s:]*\.(?:o|obj|make|cmake|log|txt|internal)\b"
+     r"\b[Cc][Mm]ake\b|\bCMakeFiles/[\w.+/-]*\.(?:o|obj|make|cmake|log|txt|internal)\b"
      r"|\bmake(?:\[\d+\])?: |\bninja\b|\./configure\b"
      r"|(?:^|[ \t/])(?:gcc|g\+\+|clang\+?\+?|nvcc|c\+\+|ld|collect\d)(?:[ \t:]|$)"
      r"|\bsetup\.py (?:build|bdist_wheel|install|develop)\b|\bbdist_wheel\b|\bBuilding wheels?\b"
