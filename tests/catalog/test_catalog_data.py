@@ -65,10 +65,6 @@ ALLOWED_OVERLAPS: dict[tuple[str, str], set[str]] = {
     # and NCCL's segment, which a counter-pattern on disk-full rules out.
     ("disk-full", "enospc-text"): {"shm-too-small"},
     ("disk-full", "errno-28"): {"shm-too-small"},
-    # A CANN library that cannot be loaded (libascendcl.so, libhccl.so) is first the
-    # environment not being sourced; version-mismatch's missing-library signature names it too.
-    ("version-mismatch", "shared-object-missing"): {"cann-env-not-sourced"},
-    ("cann-env-not-sourced", "cann-lib-missing"): {"version-mismatch"},
 }
 
 BENIGN_MAX_RATIO = 0.01
