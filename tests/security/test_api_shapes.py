@@ -85,3 +85,43 @@ def test_the_published_error_body_names_messages_as_text():
         "fields"
     ]
     assert fields["additionalProperties"] == {"$ref": "#/components/schemas/FieldErrors"}
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "headers"),
+    [
+        ("get", "/api/v1/nowhere/", {}),
+        ("get", "/api/v1/incidents/no-such-incident/", {}),
+        ("delete", "/api/v1/analyses/", {}),
+        ("get", "/api/v1/incidents/", {"HTTP_ACCEPT": "application/xml"}),
+        ("get", "/api/v1/incidents/?format=xml", {}),
+        ("get", "/api/v1/incidents/?page=99", {}),
+        ("get", "/api/schema/?format=xml", {}),
+        ("get", "/api/v1/reports/weekly/1999-W99/", {}),
+    ],
+)
+def test_every_refusal_under_the_api_is_the_one_error_body(lena, method, path, headers):
+    response = getattr(api_client_for(lena), method)(path, **headers)
+    assert 400 <= response.status_code < 500, (response.status_code, response.content[:300])
+    assert response["Content-Type"].startswith("application/json"), response.content[:300]
+    error = response.json()["error"]
+    assert error["status"] == response.status_code
+    assert set(error) == {"status", "code", "message", "fields"}
+
+
+@pytest.mark.parametrize("method", ["post", "put", "patch", "delete"])
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_write_to_a_path_without_its_slash_is_sent_on_with_its_body(
+    world, lena, settings, method, debug
+):
+    """A 301 made clients send a GET instead: a filing came back 200 and was never made."""
+    settings.DEBUG = debug
+    path = reverse("incidents-api:incident-list").rstrip("/")
+    response = getattr(api_client_for(lena), method)(path + "?x=1", {"title": "t"}, format="json")
+    assert response.status_code == 308
+    assert response["Location"] == path + "/?x=1"
+
+
+def test_a_read_without_its_slash_is_still_an_ordinary_redirect(lena):
+    path = reverse("incidents-api:incident-list").rstrip("/")
+    assert api_client_for(lena).get(path).status_code == 301
