@@ -125,3 +125,16 @@ def test_a_write_to_a_path_without_its_slash_is_sent_on_with_its_body(
 def test_a_read_without_its_slash_is_still_an_ordinary_redirect(lena):
     path = reverse("incidents-api:incident-list").rstrip("/")
     assert api_client_for(lena).get(path).status_code == 301
+
+
+@pytest.mark.parametrize("size", ["0", "201", "abc", "", "５", "null"])
+def test_a_page_size_out_of_its_bounds_is_refused_in_words(lena, size):
+    response = api_client_for(lena).get(reverse("incidents-api:incident-list"), {"page_size": size})
+    assert response.status_code == 400
+    assert response.json()["error"]["fields"] == {"page_size": ["A whole number from 1 to 200."]}
+
+
+def test_the_page_size_bounds_are_published():
+    operation = _schema()["paths"]["/api/v1/incidents/"]["get"]
+    sizes = [p["schema"] for p in operation["parameters"] if p["name"] == "page_size"]
+    assert sizes == [{"type": "integer", "minimum": 1, "maximum": 200}]
