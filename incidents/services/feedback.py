@@ -46,7 +46,7 @@ def analysis_feedback(*, analysis: Analysis, incident: Incident, user, verdict: 
             feedback.recurrence = _recurrence_of(analysis, incident, user)
             feedback.save(update_fields=["recurrence"])
         elif verdict == Feedback.Verdict.NOT_IT and feedback.recurrence is not None:
-            _withdraw(feedback)
+            _withdraw(feedback, feedback.recurrence)
     KnowledgeState.replace("feedback_token")
     knowledge_state_forget()
     return feedback
@@ -54,14 +54,10 @@ def analysis_feedback(*, analysis: Analysis, incident: Incident, user, verdict: 
 
 def _recurrence_of(analysis: Analysis, incident: Incident, user) -> Recurrence:
     """The recurrence another confirmation of this pair recorded, or a new one."""
-    confirmed = (
-        Feedback.objects.filter(analysis=analysis, incident=incident, recurrence__isnull=False)
-        .select_related("recurrence")
-        .first()
-    )
-    if confirmed is not None:
-        return confirmed.recurrence
-    return incident_record_recurrence(
+    confirmed = Recurrence.objects.filter(
+        feedback__analysis=analysis, feedback__incident=incident
+    ).first()
+    return confirmed or incident_record_recurrence(
         incident=incident,
         reported_by=user,
         occurred_on=timezone.localdate(analysis.created_at),
@@ -69,8 +65,7 @@ def _recurrence_of(analysis: Analysis, incident: Incident, user) -> Recurrence:
     )
 
 
-def _withdraw(feedback: Feedback) -> None:
-    recurrence = feedback.recurrence
+def _withdraw(feedback: Feedback, recurrence: Recurrence) -> None:
     feedback.recurrence = None
     feedback.save(update_fields=["recurrence"])
     still = Feedback.objects.filter(recurrence=recurrence).order_by("created_at", "pk").first()
