@@ -53,12 +53,22 @@ ERROR_SCHEMA = {
                 "status": {"type": "integer"},
                 "code": {"type": "string"},
                 "message": {"type": "string"},
-                "fields": {"type": "object", "additionalProperties": {}},
+                "fields": {
+                    "type": "object",
+                    "additionalProperties": {"$ref": "#/components/schemas/FieldErrors"},
+                },
             },
             "required": ["status", "code", "message", "fields"],
         }
     },
     "required": ["error"],
+}
+# A field's messages, or (for a list or a nested object) its items' messages by position or name.
+FIELD_ERRORS_SCHEMA = {
+    "anyOf": [
+        {"type": "array", "items": {"type": "string"}},
+        {"type": "object", "additionalProperties": {"$ref": "#/components/schemas/FieldErrors"}},
+    ]
 }
 ERRORS = {
     "400": "Invalid input: `fields` says what is wrong with each field.",
@@ -75,7 +85,9 @@ BODY_ERRORS = {
 
 def document_errors(result, generator, request, public):
     """drf-spectacular postprocessing hook: every operation may answer with the error body."""
-    result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+    schemas["Error"] = ERROR_SCHEMA
+    schemas["FieldErrors"] = FIELD_ERRORS_SCHEMA
     body = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
     for operations in result["paths"].values():
         for method, operation in operations.items():

@@ -69,7 +69,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
-    "django.middleware.common.CommonMiddleware",
+    "config.slashes.SlashMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "accounts.middleware.UserLanguageMiddleware",
@@ -142,8 +142,12 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "accounts.views.sign_in_locked_out"
 AXES_USERNAME_CALLABLE = "accounts.views.sign_in_username"
 AXES_VERBOSE = False
-# The address counted is REMOTE_ADDR, never X-Forwarded-For (a client could forge that to
-# escape the count). Behind a proxy everyone shares its address: the lockout is per username.
+# The address counted is the client's as TRUSTED_PROXY_COUNT reverse proxies report it
+# (common/addresses.py): 0 reads REMOTE_ADDR; behind one HTTPS proxy set it to 1, or every
+# sign-in shares the proxy's address and five wrong passwords lock a user out for everyone.
+# https://django-axes.readthedocs.io/en/latest/4_configuration.html#configuring-reverse-proxies
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
+AXES_CLIENT_IP_CALLABLE = "common.addresses.client_address"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "incidents:incident-list"
 LOGOUT_REDIRECT_URL = "login"

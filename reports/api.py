@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import date
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
@@ -20,9 +21,10 @@ from rest_framework.views import APIView
 
 from common.weeks import WEEK_RE
 from reports import selectors, services
-from reports.forms import MatrixFilterForm
+from reports.forms import MAX_PER_STAGE, MAX_REPORTER_CHARS, MAX_TAG_CHARS, MatrixFilterForm
 from reports.models import WeeklyReport
 from reports.permissions import can_build_reports, can_review_reports
+from reports.selectors import MATRIX_PER_STAGE
 
 WEEK_PARAMETER = OpenApiParameter(
     "week",
@@ -35,14 +37,20 @@ MATRIX_PARAMETERS = [
     OpenApiParameter(
         "weeks", OpenApiTypes.INT, enum=[4, 8, 12, 26, 52], description="Window; default 12."
     ),
-    OpenApiParameter("tag", OpenApiTypes.STR, description="Only incidents with this tag."),
+    OpenApiParameter(
+        "tag",
+        {"type": "string", "maxLength": MAX_TAG_CHARS},
+        description="Only incidents with this tag.",
+    ),
     OpenApiParameter(
         "reporter",
-        OpenApiTypes.STR,
+        {"type": "string", "maxLength": MAX_REPORTER_CHARS},
         description="A username, or several separated by commas (a team).",
     ),
     OpenApiParameter(
-        "per_stage", OpenApiTypes.INT, description="Incidents per stage, 1–50; default 8."
+        "per_stage",
+        {"type": "integer", "minimum": 1, "maximum": MAX_PER_STAGE},
+        description=f"Incidents per stage; default {MATRIX_PER_STAGE}.",
     ),
 ]
 
@@ -154,7 +162,7 @@ class MatrixApi(APIView):
     def get(self, request):
         form = MatrixFilterForm(request.query_params)
         if not form.is_valid():
-            raise ValidationError(form.errors.get_json_data())
+            raise DjangoValidationError(form.errors.as_data())
         matrix = selectors.matrix_get(params=form.params(), language=get_language())
         return Response(MatrixSerializer(matrix).data)
 

@@ -6,8 +6,6 @@ an export holds exactly what the page shows, in the page's language.
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -18,6 +16,7 @@ from reports.selectors import Matrix
 
 # A spreadsheet runs a cell that starts with one of these as a formula.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+CSV_QUOTE_MARKS = (",", ";", '"', "\r", "\n")
 
 
 def _safe_cell(value: Any) -> Any:
@@ -27,16 +26,39 @@ def _safe_cell(value: Any) -> Any:
     return value
 
 
+def _csv_field(value: Any) -> str:
+    """RFC 4180 quoting, and a cell with a semicolon is quoted too: a spreadsheet set to a
+    European locale splits on it."""
+    text = "" if value is None else str(value)
+    if any(mark in text for mark in CSV_QUOTE_MARKS):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
 def _csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow(header)
-    writer.writerows([_safe_cell(value) for value in row] for row in rows)
-    return buffer.getvalue()
+    lines = [header, *([_safe_cell(value) for value in row] for row in rows)]
+    return "".join(",".join(_csv_field(value) for value in line) + "\r\n" for line in lines)
+
+
+# What a Markdown renderer would read as markup in a cell: a pipe ends the cell, `<` opens
+# HTML (a script, an autolink), `[` a link or an image, a backtick a code span; `&` starts an
+# entity. Escaped, a cell shows exactly what was typed.
+MD_ESCAPES = str.maketrans(
+    {
+        "\\": "\\\\",
+        "|": "\\|",
+        "[": "\\[",
+        "]": "\\]",
+        "`": "\\`",
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+    }
+)
 
 
 def _md_cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|")
+    return " ".join(str(text).split()).translate(MD_ESCAPES)
 
 
 def _md_code(command: str) -> str:
@@ -121,9 +143,9 @@ def matrix_markdown(matrix: Matrix) -> str:
         % {"start": matrix.start, "end": matrix.end, "weeks": params.weeks},
     ]
     if params.tag:
-        lines.append(_("Tag: %(tag)s.") % {"tag": params.tag})
+        lines.append(_("Tag: %(tag)s.") % {"tag": _md_cell(params.tag)})
     if params.reporters:
-        lines.append(_("Team: %(names)s.") % {"names": ", ".join(params.reporters)})
+        lines.append(_("Team: %(names)s.") % {"names": _md_cell(", ".join(params.reporters))})
     for row in matrix.rows:
         lines += ["", f"## {row.label}", ""]
         if not row.entries:

@@ -17,21 +17,24 @@ WINDOW_CHOICES = [
     (52, _("52 weeks")),
 ]
 MAX_REPORTERS = 20
+MAX_TAG_CHARS = 40
+MAX_REPORTER_CHARS = 600
+MAX_PER_STAGE = 50
 
 
 class MatrixFilterForm(forms.Form):
     weeks = forms.TypedChoiceField(
         label=_("Window"), choices=WINDOW_CHOICES, coerce=int, required=False
     )
-    tag = forms.CharField(label=_("Tag"), max_length=40, required=False)
+    tag = forms.CharField(label=_("Tag"), max_length=MAX_TAG_CHARS, required=False)
     reporter = forms.CharField(
         label=_("Team or reporter"),
-        max_length=600,
+        max_length=MAX_REPORTER_CHARS,
         required=False,
         help_text=_("A username, or several separated by commas for a team."),
     )
     per_stage = forms.IntegerField(
-        label=_("Incidents per stage"), min_value=1, max_value=50, required=False
+        label=_("Incidents per stage"), min_value=1, max_value=MAX_PER_STAGE, required=False
     )
 
     def __init__(self, data=None, *args, **kwargs):

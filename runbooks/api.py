@@ -58,7 +58,7 @@ class RunbookViewSet(viewsets.ReadOnlyModelViewSet):
 class ChecklistRunSerializer(serializers.ModelSerializer):
     runbook = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     started_by = serializers.CharField(
-        source="started_by.username", read_only=True, default=None, allow_null=True
+        source="started_by.username", read_only=True, allow_null=True
     )
     finished = serializers.BooleanField(read_only=True)
 

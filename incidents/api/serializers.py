@@ -15,9 +15,9 @@ class TagNamesField(serializers.ListField):
 
 class IncidentSerializer(serializers.ModelSerializer):
     tags = TagNamesField(required=False, max_length=MAX_TAGS)
-    reporter = serializers.CharField(
-        source="reporter.username", read_only=True, default=None, allow_null=True
-    )
+    # A person who left is null. No `default`: on a PATCH, DRF leaves out a field whose
+    # default it would have used, and the schema says the key is always there.
+    reporter = serializers.CharField(source="reporter.username", read_only=True, allow_null=True)
     slug = serializers.SlugField(max_length=80, required=False)
     url = serializers.HyperlinkedIdentityField(
         view_name="incidents-api:incident-detail", lookup_field="slug"
@@ -63,9 +63,7 @@ class IncidentSerializer(serializers.ModelSerializer):
 
 class SignatureSerializer(serializers.ModelSerializer):
     incident = serializers.SlugRelatedField(slug_field="slug", queryset=Incident.objects.all())
-    author = serializers.CharField(
-        source="author.username", read_only=True, default=None, allow_null=True
-    )
+    author = serializers.CharField(source="author.username", read_only=True, allow_null=True)
 
     class Meta:
         model = Signature
@@ -89,7 +87,7 @@ class SignatureSerializer(serializers.ModelSerializer):
 class RecurrenceSerializer(serializers.ModelSerializer):
     incident = serializers.SlugRelatedField(slug_field="slug", queryset=Incident.objects.all())
     reported_by = serializers.CharField(
-        source="reported_by.username", read_only=True, default=None, allow_null=True
+        source="reported_by.username", read_only=True, allow_null=True
     )
 
     class Meta:
@@ -156,7 +154,7 @@ class AnalysisSummarySerializer(serializers.ModelSerializer):
     url = serializers.HyperlinkedIdentityField(view_name="incidents-api:analysis-detail")
     page = serializers.SerializerMethodField()
     submitted_by = serializers.CharField(
-        source="submitted_by.username", read_only=True, default=None, allow_null=True
+        source="submitted_by.username", read_only=True, allow_null=True
     )
     top_incident = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
 

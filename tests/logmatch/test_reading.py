@@ -87,6 +87,23 @@ class TestCleaning:
         data = "Windows log\r\nERROR 失败\r\n".encode("utf-16")
         assert lines_of(data) == ["Windows log", "ERROR 失败"]
 
+    @pytest.mark.parametrize("encoding", ["gbk", "gb18030"])
+    def test_a_chinese_windows_console_log_round_trips(self, encoding):
+        text = (
+            "训练开始\r\nRuntimeError: CUDA 显存不足（out of memory）\r\n错误：进程退出，代码 1\r\n"
+        )
+        result = read_input(text.encode(encoding))
+        assert result.lines == text.replace("\r\n", "\n").splitlines()
+        assert (result.encoding, result.invalid_bytes) == ("gb18030", 0)
+
+    def test_mostly_chinese_gbk_is_not_refused_as_binary(self):
+        data = ("错误：数据加载失败，文件不存在。\n" * 400).encode("gbk")
+        assert read_input(data).lines == ["错误：数据加载失败，文件不存在。"] * 400
+
+    def test_latin1_noise_is_not_taken_for_chinese(self):
+        result = read_input("café crème ERROR\n".encode("latin-1"))
+        assert (result.encoding, result.invalid_bytes) == ("utf-8", 2)
+
 
 class TestInvalidUtf8:
     def test_invalid_sequences_are_replaced_and_counted(self):

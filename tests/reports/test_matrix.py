@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 from django.urls import reverse
 from django.utils import timezone
+from markdown_it import MarkdownIt
 
 from incidents.models import Feedback, Incident
 from reports.selectors import MatrixParams, matrix_get
@@ -174,6 +175,55 @@ def test_a_spreadsheet_formula_in_a_cell_is_neutralised(alice_client):
     incident(stage="build", title='=HYPERLINK("http://evil")')
     body = alice_client.get(reverse("reports:matrix-csv")).content.decode("utf-8-sig")
     assert "'=HYPERLINK" in body
+
+
+def test_a_cell_with_a_semicolon_is_quoted_for_spreadsheets_that_split_on_it(alice_client):
+    incident(stage="build", title="one; two", symptom="plain", root_cause="a;b")
+    body = alice_client.get(reverse("reports:matrix-csv")).content.decode("utf-8-sig")
+    assert '"one; two"' in body and '"a;b"' in body and ",plain," in body
+
+
+HOSTILE = {
+    "title": "<script>alert(1)</script> & friends",
+    "symptom": "[click me](javascript:alert(1)) <javascript:alert(2)>",
+    "root_cause": '<img src=x onerror="alert(3)"> ![beacon](https://evil.example/b.png)',
+    "prevention": "`<b>` &lt;i&gt; </td><td>",
+}
+
+
+def _markup(tokens):
+    for token in tokens:
+        yield token.type
+        yield from _markup(token.children or ())
+
+
+def _text(tokens) -> str:
+    return "".join(
+        token.content if token.type in ("text", "code_inline") else _text(token.children or ())
+        for token in tokens
+    )
+
+
+def _markdown_shown(body: str) -> str:
+    """What a CommonMark renderer with GitHub's tables shows, after checking that it makes no
+    HTML, link or image of it."""
+    tokens = MarkdownIt("commonmark").enable("table").parse(body)
+    kinds = set(_markup(tokens))
+    assert not kinds & {"html_inline", "html_block", "link_open", "image"}, body
+    return _text(tokens)
+
+
+def test_the_markdown_export_carries_no_markup_from_what_was_typed(alice_client):
+    incident(stage="build", remedy="<script>r</script> then [x](javascript:y)", **HOSTILE)
+    shown = _markdown_shown(alice_client.get(reverse("reports:matrix-markdown")).content.decode())
+    for typed in (*HOSTILE.values(), "<script>r</script> then [x](javascript:y)"):
+        assert typed in shown
+
+    query = {"tag": "<script>t</script>", "reporter": "[a](javascript:b)"}
+    shown = _markdown_shown(
+        alice_client.get(reverse("reports:matrix-markdown"), query).content.decode()
+    )
+    assert "Tag: <script>t</script>." in shown and "Team: [a](javascript:b)." in shown
 
 
 def test_it_explains_a_bad_filter(alice_client):

@@ -139,6 +139,13 @@ def test_the_csv_export_has_the_rows_of_the_week(alice_client, built, week):
     assert sum(1 for row in rows if row[0] == "trend") == 12
 
 
+def test_the_csv_export_quotes_semicolons_and_neutralises_formulas(alice_client, week, catalog):
+    analysis(when=local(week + timedelta(days=3)), template="=cmd|' /C calc'!A0; E<*> died")
+    report_week_build(week_start=week)
+    body = alice_client.get(_url("weekly-csv", week)).content.decode("utf-8-sig")
+    assert "\"'=cmd|' /C calc'!A0; E<*> died\"" in body
+
+
 def test_the_chart_is_an_svg_without_any_script(alice_client, built, week):
     response = alice_client.get(_url("weekly-chart", week))
     svg = response.content.decode()

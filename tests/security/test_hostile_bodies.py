@@ -193,6 +193,16 @@ def test_non_utf8_bytes_are_read_with_replacements(alice_client):
     assert "caf\ufffd" in analysis.text
 
 
+def test_the_page_says_what_was_cut_or_replaced(alice_client):
+    data = b"x" * 5000 + b"\nRuntimeError: caf\xe9 \xff broke\nstep 2\n"
+    alice_client.post(PAGE, {"file": SimpleUploadedFile("mixed.log", data)})
+    analysis = _run_last()
+    assert (analysis.cut_lines, analysis.invalid_bytes) == (1, 2)
+    page = alice_client.get(analysis.get_absolute_url()).content.decode()
+    assert "1 line longer than 4,096 characters was cut to that length." in page
+    assert "2 byte sequences that were not text were replaced by" in page
+
+
 def test_non_utf8_form_fields_do_not_fail(alice_client):
     body = b"log=RuntimeError%3A+caf%E9+%FF&log_path=exp%2F%FF.log"
     response = alice_client.post(PAGE, body, content_type="application/x-www-form-urlencoded")
