@@ -216,6 +216,16 @@ def signature_try(*, pattern: str, examples: str, sample: str, unless: str = "")
 
 
 GAP_TAIL_LINES = 40
+GAP_TITLE_CHARS = 100
+
+
+def gap_title(gap: KnowledgeGap) -> str:
+    """A first title for an incident drafted from a gap: its key line, cut at a word."""
+    line = " ".join(gap.example_line.split())
+    if len(line) <= GAP_TITLE_CHARS:
+        return line
+    cut = line[: GAP_TITLE_CHARS - 1].rsplit(" ", 1)[0]
+    return cut + "…"
 
 
 def gap_for_draft(value) -> KnowledgeGap | None:
