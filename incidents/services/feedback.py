@@ -36,7 +36,7 @@ def analysis_feedback(*, analysis: Analysis, incident: Incident, user, verdict: 
             feedback.recurrence = incident_record_recurrence(
                 incident=incident,
                 reported_by=user,
-                note=gettext("Confirmed by analysis #%(n)s") % {"n": analysis.pk},
+                analysis=analysis,
             )
             feedback.save(update_fields=["recurrence"])
         elif verdict == Feedback.Verdict.NOT_IT and feedback.recurrence is not None:

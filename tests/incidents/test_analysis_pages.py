@@ -245,3 +245,16 @@ def test_a_paste_and_a_file_together_are_refused_in_chinese_too(alice_client, ca
     assert response.status_code == 400
     assert "二选一" in response.content.decode()
     assert not Analysis.objects.exists()
+
+
+def test_a_confirmation_is_worded_in_the_readers_language(alice_client, bob_client, catalog):
+    alice_client.post(reverse("language-set"), {"language": "zh-hans", "next": "/"})
+    analysis = _submit(alice_client, log=OOM_TAIL)
+    analysis_run(analysis_id=analysis.pk)
+    url = reverse("incidents:analysis-feedback", args=[analysis.pk])
+    alice_client.post(url, {"incident": "gpu-oom", "verdict": "fixed"})
+    recurrence = Incident.objects.get(slug="gpu-oom").recurrences.get()
+    assert (recurrence.analysis_id, recurrence.note) == (analysis.pk, "")
+    detail = reverse("incidents:incident-detail", args=["gpu-oom"])
+    assert f"Confirmed by analysis #{analysis.pk}" in bob_client.get(detail).content.decode()
+    assert f"由分析 #{analysis.pk} 确认" in alice_client.get(detail).content.decode()
