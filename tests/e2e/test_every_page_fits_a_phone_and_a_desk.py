@@ -1,0 +1,105 @@
+"""Every page of our own, on a 390 × 844 phone and a 1280 px desk, in English and Chinese:
+nothing wider than the screen, and the page audit (tests/e2e/audit.js) finds nothing."""
+
+import io
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from playwright.sync_api import expect
+
+from common.weeks import week_label_of_date, week_last_completed
+from incidents.models import Analysis, KnowledgeGap
+from incidents.services import analysis_request, analysis_run
+from tests.e2e.conftest import SCREENSHOTS, STEP_TIMEOUT_MS, Visit
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+AUDIT = (Path(__file__).parent / "audit.js").read_text()
+PHONE = {"width": 390, "height": 844}
+DESK = {"width": 1280, "height": 800}
+OOM_TAIL = (
+    "[rank0]:     loss.backward()\n"
+    "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+    "GPU 0 has a total capacity of 23.65 GiB of which 1.02 GiB is free.\n"
+)
+
+
+@pytest.fixture
+def site(catalog, runbooks, lena):
+    """A few weeks of demo history, last week's report, an analysis and a knowledge gap."""
+    out = io.StringIO()
+    call_command(
+        "generate_demo_data",
+        "--seed",
+        "3",
+        "--incidents",
+        "20",
+        "--weeks",
+        "2",
+        "--no-reports",
+        stdout=out,
+    )
+    week = week_label_of_date(week_last_completed())
+    call_command("build_weekly_report", "--week", week, stdout=out)
+    analyses = []
+    for text in (OOM_TAIL, "ERROR: frobnicator quux exploded at stage 7 with code 0x2f\n"):
+        analysis = analysis_request(data=text, user=lena, log_path="")
+        analysis_run(analysis_id=analysis.pk)
+        analyses.append(Analysis.objects.get(pk=analysis.pk))
+    gap = KnowledgeGap.objects.filter(explained_at__isnull=True).first()
+    return [
+        "/analyses/new/",
+        analyses[0].get_absolute_url(),
+        analyses[1].get_absolute_url(),
+        "/incidents/",
+        "/incidents/?q=out+of+memory",
+        "/incidents/gpu-oom/",
+        "/incidents/gpu-oom/edit/",
+        "/incidents/new/",
+        f"/gaps/{gap.pk}/draft/" if gap else "/gaps/",
+        "/gaps/",
+        "/matrix/",
+        "/reports/weekly/",
+        f"/reports/weekly/{week}/",
+        "/runbooks/",
+        "/runbooks/diagnose-train/",
+        "/runbooks/runs/",
+        "/account/",
+        "/api/v1/docs/",
+    ]
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+@pytest.mark.parametrize("screen", ["phone", "desk"])
+def test_every_page_fits_and_passes_the_audit(browser, live_server, site, screen, language):
+    viewport = PHONE if screen == "phone" else DESK
+    context = browser.new_context(viewport=viewport, locale="en-US", is_mobile=screen == "phone")
+    context.set_default_timeout(STEP_TIMEOUT_MS)
+    try:
+        visit = Visit(context.new_page(), live_server.url)
+        visit.sign_in("lena")
+        if screen == "phone":  # the menu is folded behind one button
+            expect(visit.page.locator(".mainnav")).to_be_hidden()
+            visit.page.locator("details.menu > summary").click()
+        if language != "en":
+            visit.page.locator(f'button[name="language"][value="{language}"]').click()
+            expect(visit.page.locator("html")).to_have_attribute("lang", language)
+        found = {}
+        for path in site:
+            visit.go(path)
+            if path == "/api/v1/docs/":
+                expect(visit.page.locator(".swagger-ui .info")).to_be_visible()
+                problems = [p for p in visit.page.evaluate(AUDIT) if p.startswith("html-has-lang")]
+            else:
+                problems = visit.page.evaluate(AUDIT)
+            if problems:
+                found[path] = problems
+        if screen == "phone":
+            visit.go("/incidents/gpu-oom/")
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            visit.page.screenshot(path=SCREENSHOTS / f"phone-{language}-incident.png")
+        assert found == {}, "\n".join(f"{p}: {v}" for p, v in found.items())
+        assert visit.problems == [], visit.problems
+    finally:
+        context.close()
