@@ -17,6 +17,15 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 AUDIT = (Path(__file__).parent / "audit.js").read_text()
 PHONE = {"width": 390, "height": 844}
+# Every line of the remedy is one line on screen: the <pre> never wraps inside a token.
+NO_WRAP_IN_REMEDY = """() => {
+  const pre = document.querySelector("pre.remedy");
+  const lines = pre.textContent.split("\\n").length;
+  const height = parseFloat(getComputedStyle(pre).lineHeight);
+  const inner = pre.scrollHeight - parseFloat(getComputedStyle(pre).paddingTop)
+    - parseFloat(getComputedStyle(pre).paddingBottom);
+  return Math.round(inner / height) <= lines;
+}"""
 DESK = {"width": 1280, "height": 800}
 OOM_TAIL = (
     "[rank0]:     loss.backward()\n"
@@ -95,10 +104,10 @@ def test_every_page_fits_and_passes_the_audit(browser, live_server, site, screen
                 problems = visit.page.evaluate(AUDIT)
             if problems:
                 found[path] = problems
-        if screen == "phone":
-            visit.go("/incidents/gpu-oom/")
-            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-            visit.page.screenshot(path=SCREENSHOTS / f"phone-{language}-incident.png")
+        visit.go("/incidents/gpu-oom/")
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        visit.page.screenshot(path=SCREENSHOTS / f"{screen}-{language}-incident.png")
+        assert visit.page.evaluate(NO_WRAP_IN_REMEDY), "a remedy line wraps"
         assert found == {}, "\n".join(f"{p}: {v}" for p, v in found.items())
         assert visit.problems == [], visit.problems
     finally:
