@@ -1,6 +1,6 @@
 """A recurrence confirmed on an analysis page stores which analysis, not a sentence in the
 language of whoever clicked: the page words it in the reader's language. Notes that were only
-that sentence (in English or Chinese) become the fact."""
+that sentence (in English or Chinese) become the fact, where the analysis still exists."""
 
 import re
 
@@ -18,8 +18,8 @@ def notes_to_facts(apps, schema_editor):
         if not found:
             continue
         pk = int(found.group(1) or found.group(2))
-        analysis_id = pk if Analysis.objects.filter(pk=pk).exists() else None
-        Recurrence.objects.filter(pk=recurrence.pk).update(analysis_id=analysis_id, note="")
+        if Analysis.objects.filter(pk=pk).exists():  # else the sentence is all that is left
+            Recurrence.objects.filter(pk=recurrence.pk).update(analysis_id=pk, note="")
 
 
 class Migration(migrations.Migration):
