@@ -17,6 +17,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 AUDIT = (Path(__file__).parent / "audit.js").read_text()
 PHONE = {"width": 390, "height": 844}
+NARROWEST_MATRIX_CELL = """() => Math.min(...[...document.querySelectorAll(
+  "table.matrix td:not(.num)")].map((cell) => cell.getBoundingClientRect().width))"""
 # Every line of the remedy is one line on screen: the <pre> never wraps inside a token.
 NO_WRAP_IN_REMEDY = """() => {
   const pre = document.querySelector("pre.remedy");
@@ -104,6 +106,9 @@ def test_every_page_fits_and_passes_the_audit(browser, live_server, site, screen
                 problems = [p for p in visit.page.evaluate(AUDIT) if p.startswith("html-has-lang")]
             else:
                 problems = visit.page.evaluate(AUDIT)
+            if path == "/matrix/":  # its columns keep their width: the box scrolls instead
+                narrowest = visit.page.evaluate(NARROWEST_MATRIX_CELL)
+                assert narrowest >= 120, f"a matrix cell is {narrowest} px wide"
             if problems:
                 found[path] = problems
         visit.go("/incidents/gpu-oom/")
