@@ -125,6 +125,7 @@ def analysis_page(*, analysis: Analysis, user) -> dict:
         )
         for row in rows
     ]
+    context.update(_candidates(analysis, context.pop("suggestions")))
     context["errors"] = report.get("errors", [])[-MAX_ERROR_LINES:]
     warnings = sorted(
         (g for g in report.get("groups", []) if g["level"] == "WARNING"),
@@ -136,6 +137,17 @@ def analysis_page(*, analysis: Analysis, user) -> dict:
         report.get("groups_total", len(groups)) - len(groups) + len(warnings[MAX_WARNING_GROUPS:])
     )
     return context
+
+
+def _candidates(analysis: Analysis, suggestions: list[SuggestionView]) -> dict:
+    """Below a confident match the weak candidates are folded away; the stage to diagnose is
+    the tail's own, else the stage of the incident it confidently matches."""
+    confident = [s for s in suggestions if s.confident]
+    stage = analysis.stage or (confident[0].incident.stage if confident else "")
+    if not confident:
+        return {"suggestions": suggestions, "weaker": [], "diagnose_stage": stage}
+    weaker = [s for s in suggestions if not s.confident]
+    return {"suggestions": confident, "weaker": weaker, "diagnose_stage": stage}
 
 
 def _evidence_context(lines: list[str], numbers: list[int]) -> tuple[tuple[ContextLine, ...], ...]:
@@ -204,6 +216,16 @@ def signature_try(*, pattern: str, examples: str, sample: str, unless: str = "")
 
 
 GAP_TAIL_LINES = 40
+GAP_TITLE_CHARS = 100
+
+
+def gap_title(gap: KnowledgeGap) -> str:
+    """A first title for an incident drafted from a gap: its key line, cut at a word."""
+    line = " ".join(gap.example_line.split())
+    if len(line) <= GAP_TITLE_CHARS:
+        return line
+    cut = line[: GAP_TITLE_CHARS - 1].rsplit(" ", 1)[0]
+    return cut + "…"
 
 
 def gap_for_draft(value) -> KnowledgeGap | None:

@@ -36,6 +36,12 @@ PROSE_AFTER_RE = re.compile(r"\.\s+[A-Z].*$|。.*$|\s*（[^（）]*）$")
 # "check df -BG . against …" is one sentence.
 SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"“(])|(?<=[。！？])")
 COLONS = (": ", "：")
+# Three plain words in a row, outside quotes and parentheses: a sentence, not a command.
+# Chinese words there are a sentence too (a <占位符> is not).
+PROSE_RUN_RE = re.compile(r"(?<![\w/.-])[a-z]+ [a-z]+ [a-z]+(?![\w/.=-])|[\u4e00-\u9fff]{2}")
+QUOTED_OR_NOTE_RE = re.compile(r"\"[^\"]*\"|'[^']*'|\([^()]*\)|（[^（）]*）|<[^<>]*>")
+# What ends a clause at the end of a line; any other last character means the line wraps.
+CLAUSE_ENDS = (".", ":", ";", "!", "?", "。", "：", "；", "！", "？")
 # The discipline names prevention notes start with, in the words the catalog and teams use.
 DISCIPLINE_NAMES = (
     "version lock",
@@ -99,7 +105,9 @@ def condense_prevention(prevention: str) -> str:
 
 def _looks_like_command(text: str) -> bool:
     word = text.split(maxsplit=1)[0] if text else ""
-    return bool(word) and (word in PROGRAMS or bool(CODE_WORD_RE.match(word)))
+    if not word or not (word in PROGRAMS or CODE_WORD_RE.match(word)):
+        return False
+    return not PROSE_RUN_RE.search(QUOTED_OR_NOTE_RE.sub(" ", text))
 
 
 def _clean_command(text: str) -> str:
@@ -117,22 +125,48 @@ def _after_colon(line: str) -> str:
 
 def remedy_command(remedy: str) -> str:
     """The first command of a remedy, whole: a `quoted` span, the text after a step's colon, or
-    an indented line under a step — whichever comes first in the text."""
-    for line in remedy.splitlines():
+    an indented line under a step — whichever comes first in the text. A line the remedy
+    wraps onto the next one, or that continues the sentence of the line before, holds a piece
+    of a sentence, never a whole command: it is passed over."""
+    lines = remedy.splitlines()
+    for index, line in enumerate(lines):
         if not line.strip():
             continue
         quoted = BACKTICKS_RE.search(line)
         if quoted:
             return quoted[1].strip()
+        if _wraps_on(lines, index):
+            continue
         if STEP_RE.match(line) or not line[:1].isspace():
             after = _clean_command(_after_colon(STEP_RE.sub("", line)))
             if _looks_like_command(after):
                 return after
             continue
+        if not _opens_a_line(lines, index):
+            continue
         candidate = _clean_command(line)
         if _looks_like_command(candidate):
             return candidate
     return ""
+
+
+def _wraps_on(lines: list[str], index: int) -> bool:
+    """Whether the sentence of line `index` goes on in the next line (hard-wrapped text)."""
+    following = lines[index + 1] if index + 1 < len(lines) else ""
+    if not following.strip() or not following[:1].isspace() or STEP_RE.match(following):
+        return False
+    if lines[index][:1].isspace() and _looks_like_command(_clean_command(following)):
+        return False  # a command line under another one
+    return not lines[index].rstrip().endswith(CLAUSE_ENDS)
+
+
+def _opens_a_line(lines: list[str], index: int) -> bool:
+    """Whether an indented line starts afresh: the line before ended a clause (a colon
+    introducing commands, or a command of its own) rather than breaking a sentence."""
+    before = next((line for line in reversed(lines[:index]) if line.strip()), "")
+    return before.rstrip().endswith(CLAUSE_ENDS) or (
+        before[:1].isspace() and _looks_like_command(_clean_command(before))
+    )
 
 
 def condense_remedy(remedy: str) -> tuple[str, str]:

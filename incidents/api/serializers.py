@@ -92,8 +92,8 @@ class RecurrenceSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Recurrence
-        fields = ["id", "incident", "occurred_on", "reported_by", "note", "created_at"]
-        read_only_fields = ["created_at"]
+        fields = ["id", "incident", "occurred_on", "reported_by", "note", "analysis", "created_at"]
+        read_only_fields = ["analysis", "created_at"]
 
 
 class AnalysisInputSerializer(serializers.Serializer):

@@ -6,9 +6,11 @@ Plain Python (no Django): the seed command, the tests and the benchmarks all rea
 
 from __future__ import annotations
 
+import json
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
+from functools import cache
 from pathlib import Path
 
 from common.vocabulary import LANGUAGES
@@ -53,6 +55,18 @@ class CatalogIncident:
 
     def text(self, language: str) -> CatalogText:
         return self.texts.get(language) or self.texts["en"]
+
+
+def signature_note_in(note: str, language: str) -> str:
+    """A shipped signature's note in `language` (signature_notes.<language>.json holds them,
+    keyed by the English note); a note someone wrote or edited stays as written."""
+    return _signature_notes(language).get(note, note)
+
+
+@cache
+def _signature_notes(language: str) -> dict[str, str]:
+    path = CATALOG_DIR / f"signature_notes.{language}.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
 def catalog_files(directory: Path = CATALOG_DIR) -> list[Path]:

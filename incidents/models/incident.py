@@ -261,6 +261,15 @@ class Recurrence(models.Model):
     note = models.TextField(
         _("note"), max_length=2000, blank=True, validators=[MaxLengthValidator(2000)]
     )
+    # The analysis whose "this fixed it" recorded it: a fact, worded in the reader's language.
+    analysis = models.ForeignKey(
+        "incidents.Analysis",
+        verbose_name=_("confirmed by analysis"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:

@@ -22,7 +22,8 @@ from django.db import (
     close_old_connections,
     transaction,
 )
-from django.db.models import F, Q
+from django.db.models import F, Q, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext
 from kombu.exceptions import KombuError
@@ -340,8 +341,10 @@ def _gap_note(analysis: Analysis, report: logmatch.Report) -> KnowledgeGap | Non
     key = _gap_key(report.key_template)
     now = timezone.now()
     if report.confident:
+        top = next((s.slug for s in report.suggestions if s.confident), "")
+        explained_by = Incident.objects.filter(slug=top).values("pk")[:1]
         KnowledgeGap.objects.filter(key_hash=key, explained_at__isnull=True).update(
-            explained_at=now
+            explained_at=now, incident=Coalesce(F("incident"), Subquery(explained_by))
         )
         return analysis.gap
     line = report.key_line.text if report.key_line else report.key_template

@@ -61,7 +61,7 @@ def _recurrence_of(analysis: Analysis, incident: Incident, user) -> Recurrence:
         incident=incident,
         reported_by=user,
         occurred_on=timezone.localdate(analysis.created_at),
-        note=gettext("Confirmed by analysis #%(n)s") % {"n": analysis.pk},
+        analysis=analysis,
     )
 
 

@@ -146,7 +146,12 @@ def incident_delete(*, incident: Incident) -> None:
 
 
 def incident_record_recurrence(
-    *, incident: Incident, reported_by, occurred_on: date | None = None, note: str = ""
+    *,
+    incident: Incident,
+    reported_by,
+    occurred_on: date | None = None,
+    note: str = "",
+    analysis=None,
 ) -> Recurrence:
     with transaction.atomic():
         recurrence = Recurrence(
@@ -154,6 +159,7 @@ def incident_record_recurrence(
             reported_by=reported_by,
             occurred_on=occurred_on or timezone.localdate(),
             note=note,
+            analysis=analysis,
         )
         recurrence.full_clean()
         recurrence.save()

@@ -16,5 +16,12 @@ def gap_list(request):
 def gap_draft(request, pk):
     """One click from an unexplained tail to a pre-filled incident form."""
     gap = get_object_or_404(KnowledgeGap, pk=pk)
-    query = urlencode({"symptom": gap.example_line[:4000], "stage": gap.stage, "gap": gap.pk})
+    query = urlencode(
+        {
+            "title": selectors.gap_title(gap),
+            "symptom": gap.example_line[:4000],
+            "stage": gap.stage,
+            "gap": gap.pk,
+        }
+    )
     return redirect(reverse("incidents:incident-create") + "?" + query)

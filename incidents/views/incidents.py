@@ -126,7 +126,8 @@ def recurrence_create(request, slug):
 def incident_similar(request):
     """The htmx fragment offered while someone types a symptom."""
     text = request.GET.get("symptom", "")[:4000]
-    similar = selectors.incident_similar(text=text) if text.strip() else []
+    exclude = request.GET.get("exclude") or None  # the incident being edited is no duplicate
+    similar = selectors.incident_similar(text=text, exclude_slug=exclude) if text.strip() else []
     return render(request, "incidents/partials/similar.html", {"similar": similar})
 
 

@@ -366,7 +366,7 @@ class _History:
                 incident_id=incident.pk,
                 occurred_on=self.local_date(analysis.created_at),
                 reported_by_id=analysis.submitted_by_id,
-                note=f"Confirmed by analysis #{analysis.pk}",
+                analysis_id=analysis.pk,
             )
             for analysis, incident in fixed
         )

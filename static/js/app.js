@@ -29,3 +29,18 @@ function fallbackCopy(text, done) {
   area.remove();
   done();
 }
+
+// An analysis that finishes while its page polls: move focus to the result and say so in
+// the page's live region, so that a keyboard or screen-reader user learns it is there.
+document.addEventListener("htmx:afterSettle", () => {
+  const result = document.getElementById("analysis-result");
+  if (!result || !result.dataset.announce || result.dataset.announced) return;
+  result.dataset.announced = "yes";
+  const region = document.getElementById("analysis-announce");
+  if (region) region.textContent = result.dataset.announce;
+  result.focus();
+});
+
+// The main menu is open in the page (it works without scripts); on a phone it starts folded.
+const menu = document.querySelector("details.menu");
+if (menu && window.matchMedia("(max-width: 700px)").matches) menu.open = false;

@@ -75,6 +75,9 @@ def test_an_engineer_pastes_a_cuda_oom_and_confirms_the_remedy(visit, analyses, 
     statuses = page.evaluate("window.kbStatuses")
     assert statuses[0] == "queued" and statuses[-1] == "done", statuses
     expect(page.get_by_role("heading", name="Suggested remedies")).to_be_visible()
+    # A keyboard or screen-reader user is told, and lands on the result.
+    expect(page.locator("#analysis-announce")).to_have_text("Analysis finished: a confident match.")
+    expect(page.locator("#analysis-result")).to_be_focused()
     expect(top.locator(".badge.ok")).to_have_text("confident")
     expect(top.locator(".ln.hit").first).to_contain_text("out of memory")
     expect(top.locator(".ln.hit").first).to_be_visible()

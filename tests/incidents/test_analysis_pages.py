@@ -190,3 +190,71 @@ def test_a_just_filed_incident_matches_a_tail_with_other_numbers(alice_client, c
     analysis_run(analysis_id=analysis.pk)
     analysis.refresh_from_db()
     assert analysis.top_incident.slug == "sharded-checkpoint-index-mismatch"
+
+
+def test_nearby_evidence_lines_share_one_block(alice_client, catalog):
+    tail = "\n".join(f"step {n} ok" for n in range(1, 21)) + "\n" + OOM_TAIL + OOM_TAIL
+    analysis = _submit(alice_client, log=tail)
+    analysis_run(analysis_id=analysis.pk)
+    response = alice_client.get(analysis.get_absolute_url())
+    top = response.context["suggestions"][0]
+    numbers = [line.number for block in top.context for line in block]
+    assert len(numbers) == len(set(numbers))  # no line shown twice
+    assert len(top.context) == 1  # evidence four lines apart: one block, not two
+
+
+def test_weak_candidates_fold_away_below_a_confident_match(alice_client, catalog):
+    analysis = _submit(alice_client, log="RuntimeError: CUDA error: out of memory\n")
+    analysis_run(analysis_id=analysis.pk)
+    assert analysis.suggestions.filter(confident=False).exists()
+    body = alice_client.get(analysis.get_absolute_url()).content.decode()
+    confident_at = body.index('id="suggestion-gpu-oom"')
+    folded_at = body.index('<details class="weaker"')
+    assert confident_at < folded_at
+    weak = analysis.suggestions.filter(confident=False).first().incident.slug
+    assert body.index(f'id="suggestion-{weak}"') > folded_at
+
+
+def test_without_a_confident_match_candidates_stay_open(alice_client, catalog):
+    analysis = _submit(alice_client, log="ERROR: nccl communicator is slow on node 3\n")
+    analysis_run(analysis_id=analysis.pk)
+    analysis.refresh_from_db()
+    assert not analysis.confident and analysis.suggestions.exists()
+    assert (
+        '<details class="weaker"'
+        not in alice_client.get(analysis.get_absolute_url()).content.decode()
+    )
+
+
+def test_the_stage_runbook_is_offered_when_the_match_tells_the_stage(
+    alice_client, catalog, runbooks
+):
+    analysis = _submit(alice_client, log="RuntimeError: CUDA error: out of memory\n")
+    analysis_run(analysis_id=analysis.pk)
+    analysis.refresh_from_db()
+    assert analysis.stage == "" and analysis.confident  # the tail alone names no stage
+    body = alice_client.get(analysis.get_absolute_url()).content.decode()
+    assert 'id="diagnose-runbook"' in body
+    assert "/runbooks/diagnose-train/" in body
+
+
+def test_a_paste_and_a_file_together_are_refused_in_chinese_too(alice_client, catalog):
+    alice_client.post(reverse("language-set"), {"language": "zh-hans", "next": "/"})
+    upload = SimpleUploadedFile("train.log", OOM_TAIL.encode())
+    response = alice_client.post(NEW, {"log": OOM_TAIL, "file": upload})
+    assert response.status_code == 400
+    assert "二选一" in response.content.decode()
+    assert not Analysis.objects.exists()
+
+
+def test_a_confirmation_is_worded_in_the_readers_language(alice_client, bob_client, catalog):
+    alice_client.post(reverse("language-set"), {"language": "zh-hans", "next": "/"})
+    analysis = _submit(alice_client, log=OOM_TAIL)
+    analysis_run(analysis_id=analysis.pk)
+    url = reverse("incidents:analysis-feedback", args=[analysis.pk])
+    alice_client.post(url, {"incident": "gpu-oom", "verdict": "fixed"})
+    recurrence = Incident.objects.get(slug="gpu-oom").recurrences.get()
+    assert (recurrence.analysis_id, recurrence.note) == (analysis.pk, "")
+    detail = reverse("incidents:incident-detail", args=["gpu-oom"])
+    assert f"Confirmed by analysis #{analysis.pk}" in bob_client.get(detail).content.decode()
+    assert f"由分析 #{analysis.pk} 确认" in alice_client.get(detail).content.decode()

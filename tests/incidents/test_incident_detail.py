@@ -78,3 +78,35 @@ def test_it_pages_the_recurrences_newest_first(alice_client, alice):
     assert days(first) == [f"{day:02d}" for day in range(25, 5, -1)]
     assert days(second) == ["05", "04", "03", "02", "01"]
     assert "page=2" in first
+
+
+def test_shipped_signature_notes_read_in_chinese_and_edited_ones_as_written(
+    alice_client, lena, catalog
+):
+    from incidents.models import Signature
+    from incidents.services import signature_update
+
+    alice_client.post(reverse("language-set"), {"language": "zh-hans", "next": "/"})
+    page = alice_client.get(reverse("incidents:incident-detail", args=["gpu-oom"]))
+    body = page.content.decode()
+    assert "Ascend 上的 torch_npu 缓存分配器" in body
+    assert "torch_npu caching allocator on Ascend" not in body
+    signature = Signature.objects.get(note="torch_npu caching allocator on Ascend")
+    signature_update(signature=signature, data={"note": "our own words"}, actor=lena)
+    page = alice_client.get(reverse("incidents:incident-detail", args=["gpu-oom"]))
+    assert "our own words" in page.content.decode()
+
+
+def test_every_shipped_signature_note_has_its_chinese():
+    import json
+
+    from incidents.catalog import CATALOG_DIR, load_catalog
+
+    notes = json.loads((CATALOG_DIR / "signature_notes.zh-hans.json").read_text())
+    missing = [
+        signature.note
+        for incident in load_catalog()
+        for signature in incident.signatures
+        if signature.note and not notes.get(signature.note)
+    ]
+    assert missing == []

@@ -33,6 +33,40 @@ def test_it_finds_both_languages_whatever_language_the_site_was_seeded_in(
     assert "disk-full" in _slugs(alice_client, "磁盘")
 
 
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("out of memory", "gpu-oom"),
+        ("显存", "gpu-oom"),
+        ("磁盘", "disk-full"),
+        ("nccl timeout", "collective-timeout"),
+    ],
+)
+def test_it_puts_the_most_relevant_first(alice_client, catalog, query, first):
+    assert _slugs(alice_client, query)[0] == first
+
+
+def test_a_title_outranks_a_mention_whatever_was_updated_last(alice_client):
+    IncidentFactory(slug="titled", title="Gradient overflow", symptom="loss is nan")
+    IncidentFactory(slug="mentioned", title="Slow step", symptom="a gradient overflow warning")
+    assert _slugs(alice_client, "gradient overflow") == ["titled", "mentioned"]
+
+
+def test_an_explicit_sort_replaces_relevance(alice_client):
+    IncidentFactory(slug="b-titled", title="Gradient overflow")
+    IncidentFactory(slug="a-mentioned", title="Another", symptom="gradient overflow")
+    response = alice_client.get(
+        reverse("incidents:incident-list"), {"q": "gradient overflow", "sort": "title"}
+    )
+    assert [i.slug for i in response.context["page"]] == ["a-mentioned", "b-titled"]
+
+
+def test_the_api_orders_a_search_by_relevance(alice_client, catalog):
+    response = alice_client.get("/api/v1/incidents/", {"q": "显存"})
+    assert response.status_code == 200
+    assert response.json()["results"][0]["slug"] == "gpu-oom"
+
+
 def test_it_requires_every_term(alice_client):
     IncidentFactory(slug="a", symptom="NCCL timeout on rank 3")
     IncidentFactory(slug="b", symptom="NCCL error on rank 1")

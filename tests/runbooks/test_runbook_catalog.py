@@ -175,3 +175,10 @@ def test_it_uses_only_keys_the_loader_reads():
             assert set(entry[lang]) <= {"title", "summary", "steps"}, (entry["slug"], lang)
             for step in entry[lang]["steps"]:
                 assert set(step) <= {"text", "command", "expected"}, (entry["slug"], lang)
+
+
+def test_the_chinese_runbooks_call_the_product_by_its_chinese_name():
+    for runbook in load_runbooks():
+        text = runbook.text("zh-hans")
+        words = [text.title, text.summary, *(step.text for step in text.steps)]
+        assert not [w for w in words if "Incident KB" in w], runbook.slug
