@@ -44,3 +44,23 @@ document.addEventListener("htmx:afterSettle", () => {
 // The main menu is open in the page (it works without scripts); on a phone it starts folded.
 const menu = document.querySelector("details.menu");
 if (menu && window.matchMedia("(max-width: 700px)").matches) menu.open = false;
+
+// A box that scrolls (a long command, a wide table on a phone) takes keyboard focus, so that
+// it can be scrolled without a mouse (WCAG 2.1.1); a box that fits gives the focus back.
+function focusScrollers() {
+  for (const box of document.querySelectorAll("pre, code, .table-scroll, table, [data-scrolls]")) {
+    const style = getComputedStyle(box);
+    const scrolls = /(auto|scroll)/.test(style.overflowX + style.overflowY)
+      && (box.scrollWidth > box.clientWidth + 1 || box.scrollHeight > box.clientHeight + 1);
+    if (scrolls && !box.hasAttribute("tabindex")) {
+      box.tabIndex = 0;
+      box.dataset.scrollFocus = "yes";
+    } else if (!scrolls && box.dataset.scrollFocus) {
+      box.removeAttribute("tabindex");
+      delete box.dataset.scrollFocus;
+    }
+  }
+}
+focusScrollers();
+window.addEventListener("resize", focusScrollers);
+document.addEventListener("htmx:afterSettle", focusScrollers);

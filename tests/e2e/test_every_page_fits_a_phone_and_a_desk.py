@@ -1,10 +1,12 @@
 """Every page of our own, on a 390 × 844 phone and a 1280 px desk, in English and Chinese:
-nothing wider than the screen, and the page audit (tests/e2e/audit.js) finds nothing."""
+nothing wider than the screen, axe-core finds no WCAG 2.1 A/AA violation, and the page audit
+(tests/e2e/audit.js: what axe cannot judge, such as the skip link) finds nothing."""
 
 import io
 from pathlib import Path
 
 import pytest
+from axe_playwright_python.sync_playwright import Axe
 from django.core.management import call_command
 from playwright.sync_api import expect
 
@@ -16,6 +18,18 @@ from tests.e2e.conftest import SCREENSHOTS, STEP_TIMEOUT_MS, Visit
 pytestmark = pytest.mark.django_db(transaction=True)
 
 AUDIT = (Path(__file__).parent / "audit.js").read_text()
+AXE = Axe()
+WCAG_AA = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}
+
+
+def _axe_violations(page) -> list[str]:
+    """axe-core's WCAG 2.1 A/AA violations on the page: rule, impact and where."""
+    results = AXE.run(page, options=WCAG_AA)
+    return [
+        f"axe {v['id']} ({v['impact']}): {node['target']}"
+        for v in results.response["violations"]
+        for node in v["nodes"][:3]
+    ]
 PHONE = {"width": 390, "height": 844}
 NARROWEST_MATRIX_CELL = """() => Math.min(...[...document.querySelectorAll(
   "table.matrix td:not(.num)")].map((cell) => cell.getBoundingClientRect().width))"""
@@ -90,7 +104,8 @@ def test_every_page_fits_and_passes_the_audit(browser, live_server, site, screen
     try:
         visit = Visit(context.new_page(), live_server.url)
         visit.go("/login/")
-        found = {"/login/": problems} if (problems := visit.page.evaluate(AUDIT)) else {}
+        problems = visit.page.evaluate(AUDIT) + _axe_violations(visit.page)
+        found = {"/login/": problems} if problems else {}
         visit.sign_in("lena")
         if screen == "phone":  # a compact header, the menu folded behind one button
             assert visit.page.locator("header.topbar").bounding_box()["height"] <= 64
@@ -104,8 +119,8 @@ def test_every_page_fits_and_passes_the_audit(browser, live_server, site, screen
             if path == "/api/v1/docs/":
                 expect(visit.page.locator(".swagger-ui .info")).to_be_visible()
                 problems = [p for p in visit.page.evaluate(AUDIT) if p.startswith("html-has-lang")]
-            else:
-                problems = visit.page.evaluate(AUDIT)
+            else:  # the API docs page is Swagger UI's, not ours: only its language is judged
+                problems = visit.page.evaluate(AUDIT) + _axe_violations(visit.page)
             if path == "/matrix/":  # its columns keep their width: the box scrolls instead
                 narrowest = visit.page.evaluate(NARROWEST_MATRIX_CELL)
                 assert narrowest >= 120, f"a matrix cell is {narrowest} px wide"
