@@ -17,7 +17,7 @@ from incidents.models import Analysis, AnalysisSuggestion, KnowledgeGap, Recurre
 from reports.demo.material import GAP_LINES
 
 if TYPE_CHECKING:
-    from reports.demo.history import _Known
+    from reports.demo.generator import Known
 
 DEMO_PREFIX = "demo-"
 TEAM = ("ana", "chen", "dmitri", "farah", "li", "marta", "noah", "wei")
@@ -27,7 +27,7 @@ def analysis_report(
     stage: str,
     line: str,
     template: str,
-    incident: _Known | None,
+    incident: Known | None,
     flood: tuple[str, str] | None,
     flood_line: str,
     rng: random.Random,
@@ -97,7 +97,7 @@ def analysis_report(
     }
 
 
-def suggestion(analysis: Analysis, incident: _Known) -> AnalysisSuggestion:
+def suggestion(analysis: Analysis, incident: Known) -> AnalysisSuggestion:
     return AnalysisSuggestion(
         analysis_id=analysis.pk,
         incident_id=incident.pk,
