@@ -1,0 +1,37 @@
+"""`kb run`: the command's output passes through, a failure is sent once and explained."""
+
+import sys
+
+import pytest
+
+from incidents.models import Analysis
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_sends_a_failure_once_explains_it_and_exits_with_its_status(kb, workers, failing_script):
+    workers("kb-run")
+    result = kb("run", "--", sys.executable, str(failing_script))
+
+    assert result.returncode == 3
+    assert result.stdout == "epoch 1 step 10 loss 2.31\n"  # unchanged, on its own stream
+    assert "torch.OutOfMemoryError" in result.stderr
+    assert "top suggestion: " in result.stderr and "[gpu-oom]" in result.stderr
+    analysis = Analysis.objects.get()
+    assert f"/analyses/{analysis.pk}/" in result.stderr
+    assert "torch.OutOfMemoryError" in analysis.text
+
+    succeeded = kb("run", "--", sys.executable, "-c", "print('fine')")
+    assert succeeded.returncode == 0 and succeeded.stdout == "fine\n"
+    assert succeeded.stderr == ""
+    assert Analysis.objects.count() == 1
+    assert kb.spool == []
+
+
+@pytest.mark.django_db
+def test_it_exits_as_a_shell_would_when_the_command_is_killed_or_missing(kb):
+    killed = kb(
+        "run", "--wait", "0", "--", "sh", "-c", "kill -TERM $$", KB_URL="http://127.0.0.1:9"
+    )
+    assert killed.returncode == 128 + 15
+    missing = kb("run", "--", "no-such-command-kb", KB_URL="http://127.0.0.1:9")
+    assert missing.returncode == 127
