@@ -102,6 +102,8 @@ class AnalysisInputSerializer(serializers.Serializer):
     log = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
     file = serializers.FileField(required=False)
     log_path = serializers.CharField(required=False, allow_blank=True, max_length=500)
+    # The sender's idempotency key: the same key sent again returns the analysis it made.
+    key = serializers.RegexField(r"^[-A-Za-z0-9_]{8,64}$", required=False)
 
     def validate(self, attrs):
         if attrs.get("file") and (attrs.get("log") or "").strip():

@@ -157,6 +157,7 @@ class AnalysisViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
                 user=request.user,
                 log_path=data.get("log_path", ""),
                 source=Analysis.Source.API,
+                client_key=data.get("key", ""),
             )
         except services.AnalysisRefused as refused:
             raise ValidationError({"log": [str(refused)]}) from refused

@@ -59,6 +59,8 @@ class Analysis(models.Model):
         null=True,
         related_name="analyses",
     )
+    # The sender's key for this tail (`kb` spools with one): sent again, it is stored once.
+    client_key = models.CharField(max_length=64, blank=True)
     log_path = models.CharField(_("log path"), max_length=500, blank=True)
     text = models.TextField(_("log tail"))  # already redacted
     size_bytes = models.PositiveBigIntegerField(default=0)  # as received
@@ -104,6 +106,13 @@ class Analysis(models.Model):
             models.Index(fields=["status", "created_at"]),
             # The matrix counts confident analyses per top incident in a window.
             models.Index(fields=["status", "created_at", "confident", "top_incident"]),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submitted_by", "client_key"],
+                condition=~models.Q(client_key=""),
+                name="analysis_client_key_once",
+            ),
         ]
 
     def __str__(self) -> str:

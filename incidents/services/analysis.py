@@ -58,12 +58,18 @@ def analysis_request(
     user,
     log_path: str = "",
     source: str = Analysis.Source.WEB,
+    client_key: str = "",
 ) -> Analysis:
     """Validate, decode and redact a tail, store it queued, and queue it once committed.
 
     `data` is the pasted text, the bytes, or an uploaded file: of anything longer than the
     cap, only its last lines within the cap are kept (the end of a log is where it failed).
+    A `client_key` this user sent before returns that analysis as it is.
     """
+    if client_key:
+        existing = Analysis.objects.filter(submitted_by=user, client_key=client_key).first()
+        if existing is not None:
+            return existing
     data, size = tail_within(data, settings.ANALYSIS_MAX_BYTES)
     try:
         read = logmatch.read_input(data, _limits())
@@ -72,20 +78,24 @@ def analysis_request(
     addresses = settings.REDACT_ADDRESSES
     text, redactions = logmatch.redact("\n".join(read.lines), addresses=addresses)
     path, path_redactions = logmatch.redact(log_path.strip()[:500], addresses=addresses)
-    with transaction.atomic():
-        analysis = Analysis.objects.create(
-            submitted_by=user,
-            source=source,
-            log_path=path,
-            text=text,
-            size_bytes=size,
-            analysed_bytes=len(data) if isinstance(data, bytes) else len(data.encode()),
-            encoding=read.encoding,
-            invalid_bytes=read.invalid_bytes,
-            cut_lines=read.cut_lines,
-            redactions=redactions + path_redactions,
-        )
-        transaction.on_commit(partial(_enqueue, analysis.pk))
+    try:
+        with transaction.atomic():
+            analysis = Analysis.objects.create(
+                submitted_by=user,
+                source=source,
+                client_key=client_key,
+                log_path=path,
+                text=text,
+                size_bytes=size,
+                analysed_bytes=len(data) if isinstance(data, bytes) else len(data.encode()),
+                encoding=read.encoding,
+                invalid_bytes=read.invalid_bytes,
+                cut_lines=read.cut_lines,
+                redactions=redactions + path_redactions,
+            )
+    except IntegrityError:  # the same key, sent twice at once: the other request stored it
+        return Analysis.objects.get(submitted_by=user, client_key=client_key)
+    transaction.on_commit(partial(_enqueue, analysis.pk))
     return analysis
 
 
