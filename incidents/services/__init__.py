@@ -2,6 +2,7 @@
 
 from incidents.services.analysis import (
     AnalysisRefused,
+    JobOrigin,
     analysis_request,
     analysis_run,
 )
@@ -28,6 +29,7 @@ from incidents.services.sweep import analysis_sweep
 __all__ = [
     "AnalysisRefused",
     "FeedbackRefused",
+    "JobOrigin",
     "analyses_rescore",
     "analysis_feedback",
     "analysis_request",

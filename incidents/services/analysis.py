@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
 
@@ -48,6 +49,31 @@ class AnalysisRefused(ValueError):
     """A tail we will not analyse, with a message for the person who sent it."""
 
 
+@dataclass(frozen=True)
+class JobOrigin:
+    """Where a failure was caught (`kb run`, `kb watch`): the command and the machine."""
+
+    command: str = ""
+    exit_status: int | None = None
+    host: str = ""
+    cwd: str = ""
+    job_id: str = ""
+
+    def redacted(self, addresses: bool) -> tuple[dict, int]:
+        """The fields to store, with secrets on the command line (a token) and in paths
+        redacted as in the tail; and how many were."""
+        command, in_command = logmatch.redact(self.command[:4000], addresses=addresses)
+        cwd, in_cwd = logmatch.redact(self.cwd[:500], addresses=addresses)
+        fields = {
+            "command": command,
+            "exit_status": self.exit_status,
+            "host": self.host[:255],
+            "cwd": cwd,
+            "job_id": self.job_id[:64],
+        }
+        return fields, in_command + in_cwd
+
+
 def _limits() -> logmatch.Limits:
     return logmatch.Limits(max_bytes=settings.ANALYSIS_MAX_BYTES)
 
@@ -59,6 +85,7 @@ def analysis_request(
     log_path: str = "",
     source: str = Analysis.Source.WEB,
     client_key: str = "",
+    origin: JobOrigin | None = None,
 ) -> Analysis:
     """Validate, decode and redact a tail, store it queued, and queue it once committed.
 
@@ -78,6 +105,7 @@ def analysis_request(
     addresses = settings.REDACT_ADDRESSES
     text, redactions = logmatch.redact("\n".join(read.lines), addresses=addresses)
     path, path_redactions = logmatch.redact(log_path.strip()[:500], addresses=addresses)
+    where, where_redactions = (origin or JobOrigin()).redacted(addresses)
     try:
         with transaction.atomic():
             analysis = Analysis.objects.create(
@@ -91,7 +119,8 @@ def analysis_request(
                 encoding=read.encoding,
                 invalid_bytes=read.invalid_bytes,
                 cut_lines=read.cut_lines,
-                redactions=redactions + path_redactions,
+                redactions=redactions + path_redactions + where_redactions,
+                **where,
             )
     except IntegrityError:  # the same key, sent twice at once: the other request stored it
         return Analysis.objects.get(submitted_by=user, client_key=client_key)

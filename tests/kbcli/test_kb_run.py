@@ -19,6 +19,8 @@ def test_it_sends_a_failure_once_explains_it_and_exits_with_its_status(kb, worke
     analysis = Analysis.objects.get()
     assert f"/analyses/{analysis.pk}/" in result.stderr
     assert "torch.OutOfMemoryError" in analysis.text
+    assert (analysis.source, analysis.exit_status) == ("kb-run", 3)
+    assert analysis.command.endswith("train.py") and analysis.host and analysis.cwd
 
     succeeded = kb("run", "--", sys.executable, "-c", "print('fine')")
     assert succeeded.returncode == 0 and succeeded.stdout == "fine\n"

@@ -34,3 +34,4 @@ def test_it_spools_while_the_server_is_down_and_flush_sends_each_once(
         again = kb("run", "--", sys.executable, "-c", "print('fine')")
     assert again.returncode == 0 and kb.spool == []
     assert Analysis.objects.count() == 2
+    assert set(Analysis.objects.values_list("source", flat=True)) == {"kb-run"}
