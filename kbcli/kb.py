@@ -13,8 +13,10 @@ command) sends it. Standard library only: the file runs alone on a cluster login
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
+import re
 import shlex
 import signal
 import socket
@@ -75,10 +77,25 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD [ARG …]")
     run.set_defaults(run=_run)
 
+    watch = commands.add_parser("watch", help="send each log that ends in failure, once")
+    watch.add_argument("dirs", nargs="+", metavar="DIR")
+    watch.add_argument(
+        "--glob",
+        action="append",
+        default=[],
+        help=f"also follow files matching this (default: {' '.join(WATCHED)})",
+    )
+    watch.add_argument("--interval", type=float, default=10.0, help="seconds between scans")
+    watch.add_argument("--settle", type=float, default=5.0, help="seconds a log must be quiet")
+    watch.add_argument("--once", action="store_true", help="scan once and exit")
+    watch.add_argument("--lines", type=int, default=200, help="lines of the tail to send")
+    watch.add_argument("--wait", type=float, default=10.0, help="seconds to wait for each analysis")
+    watch.set_defaults(run=_watch)
+
     flush = commands.add_parser("flush", help="send the tails waiting in the spool")
     flush.set_defaults(run=_flush)
 
-    for command in (analyze, run, flush):
+    for command in (analyze, run, watch, flush):
         command.add_argument("--url", default=None, help="the server (KB_URL)")
         command.add_argument("--token", default=None, help="your API token (KB_TOKEN)")
     return parser
@@ -285,25 +302,36 @@ def _brief(analysis: dict, remedy_lines: int = 5) -> list[str]:
     return out
 
 
-def _send_failure(url: str, token: str, body: dict, wait: float) -> None:
+def _send_failure(url: str, token: str, body: dict, wait: float, prefix: str = "") -> None:
     """Send a failure (or spool it) and print what the server made of it."""
     try:
         created = _submit(url, token, body)
         analysis = _wait(created["url"], token, wait)
     except Unreachable as error:
         path = _spool(body)
-        print(f"kb: {error}; the tail waits in {path} (kb flush)", file=sys.stderr)
+        print(f"kb: {prefix}{error}; the tail waits in {path} (kb flush)", file=sys.stderr)
         return
     except KbError as error:
-        print(f"kb: the tail was not accepted: {error}", file=sys.stderr)
+        print(f"kb: {prefix}the tail was not accepted: {error}", file=sys.stderr)
         return
-    for line in _brief(analysis):
+    lines = _brief(analysis)
+    if prefix:  # kb watch: one line per failure
+        lines = [prefix + " | ".join(lines)]
+    for line in lines:
         print(f"kb: {line}", file=sys.stderr)
 
 
-def failure_body(tail: str, *, source: str, command: str, exit_status: int | None, log_path: str):
+def failure_body(
+    tail: str,
+    *,
+    source: str,
+    command: str,
+    exit_status: int | None,
+    log_path: str,
+    key: str = "",
+) -> dict:
     return {
-        "key": uuid.uuid4().hex,
+        "key": key or uuid.uuid4().hex,
         "log": tail,
         "log_path": log_path,
         "source": source,
@@ -427,6 +455,142 @@ def _run_command(command: list[str], log, tail: Tail) -> int:
     for pump in pumps:
         pump.join(timeout=5)
     return 128 - code if code < 0 else code
+
+
+# kb watch
+
+WATCHED = ("**/log/*.log", "**/slurm-*.out")
+KALDI_ENDED = re.compile(r"^# Ended \(code (-?\d+)\)", re.MULTILINE)
+SLURM_FAILED = re.compile(
+    r"slurmstepd: error: .*(CANCELLED|TIME LIMIT)|oom-kill|DUE TO TIME LIMIT|Out Of Memory"
+)
+TRACEBACK = "Traceback (most recent call last):"
+# The last line of a traceback: the exception, after an optional launcher prefix ("[rank0]:").
+EXCEPTION = re.compile(r"^(\[[^\]]*\]:?\s*)?[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit)\b")
+
+
+def log_failure(text: str) -> tuple[bool, int | None]:
+    """Whether a log ended in failure, and the status it names (Kaldi's code), if any."""
+    ended = KALDI_ENDED.findall(text)
+    if ended:
+        code = int(ended[-1])
+        return code != 0, code
+    lines = [line for line in text.splitlines() if line.strip()]
+    if any(SLURM_FAILED.search(line) for line in lines[-20:]):
+        return True, None
+    last_traceback = max((i for i, line in enumerate(lines) if TRACEBACK in line), default=-1)
+    if last_traceback >= 0 and EXCEPTION.match(lines[-1].strip()):
+        # The traceback is the last block: only its frames and the exception follow it.
+        return True, None
+    return False, None
+
+
+def _read_tail(path: Path, lines: int) -> str:
+    with open(path, "rb") as log:
+        log.seek(0, os.SEEK_END)
+        log.seek(max(0, log.tell() - TAIL_BYTES))
+        data = log.read()
+    return b"\n".join(data.splitlines()[-lines:]).decode("utf-8", "replace")
+
+
+def _kaldi_command(text: str) -> str:
+    """run.pl and queue.pl write the command as the first line of the log: `# prog args`."""
+    first = text.split("\n", 1)[0]
+    return first[2:] if first.startswith("# ") else ""
+
+
+class WatchState:
+    """What was sent, across restarts: a log is one failure per path, inode, size and mtime
+    (a re-run that overwrites it is a new one). Saved whole, by rename, after each send."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            self.sent = set(json.loads(path.read_text())["sent"])
+        except (OSError, ValueError, KeyError, TypeError):
+            self.sent = set()
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.path.with_name(f".{self.path.name}.tmp")
+        temporary.write_text(json.dumps({"sent": sorted(self.sent)}))
+        os.replace(temporary, self.path)
+
+
+def _identity(path: Path, stat: os.stat_result) -> str:
+    return f"{path}|{stat.st_ino}|{stat.st_size}|{stat.st_mtime_ns}"
+
+
+def _matching(directories: list[str], patterns: tuple[str, ...]):
+    """Every file under the directories that a pattern matches (polling: network file
+    systems, which clusters use, do not deliver change events)."""
+    for directory in directories:
+        for root, _dirs, files in os.walk(directory):
+            for name in files:
+                path = Path(root, name).absolute()
+                if any(path.match(pattern) for pattern in patterns):
+                    yield path
+
+
+def _watch(args) -> int:
+    url, token = _config(args)
+    patterns = (*WATCHED, *args.glob)
+    state = WatchState(spool_dir().parent / "watch-state.json")
+    examined: dict[Path, str] = {}  # unchanged since looked at: not read again
+    print(f"kb: watching {' '.join(args.dirs)} for {' '.join(patterns)}", file=sys.stderr)
+    try:
+        while True:
+            _scan(args, url, token, patterns, state, examined)
+            _flush_quietly(url, token)
+            if args.once:
+                return 0
+            time.sleep(args.interval)
+    except KeyboardInterrupt:
+        return 0
+
+
+def _scan(args, url, token, patterns, state: WatchState, examined: dict[Path, str]) -> None:
+    now = time.time()
+    for path in _matching(args.dirs, patterns):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue  # gone since it was listed
+        identity = _identity(path, stat)
+        if examined.get(path) == identity or now - stat.st_mtime < args.settle:
+            continue  # looked at already, or still being written
+        examined[path] = identity
+        if identity in state.sent:
+            continue
+        try:
+            tail = _read_tail(path, args.lines)
+        except OSError:
+            continue
+        failed, code = log_failure(tail)
+        if not failed:
+            continue
+        key = hashlib.sha256(f"{socket.gethostname()}|{identity}".encode()).hexdigest()[:40]
+        body = failure_body(
+            tail,
+            source="kb-watch",
+            command=_kaldi_command(_read_head(path)),
+            exit_status=code,
+            log_path=str(path),
+            key=key,
+        )
+        # Sent (or spooled) first, then remembered: a crash in between sends it again under
+        # the same key, which the server stores once.
+        _send_failure(url, token, body, args.wait, prefix=f"FAILED {path}: ")
+        state.sent.add(identity)
+        state.save()
+
+
+def _read_head(path: Path) -> str:
+    try:
+        with open(path, "rb") as log:
+            return log.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 if __name__ == "__main__":
