@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """`kb`: send failing jobs' log tails to Incident KB and print the suggested remedies.
 
     kb run -- steps/align_si.sh data/train data/lang exp/tri2 exp/tri2_ali
