@@ -2,7 +2,6 @@
 
 from incidents.services.analysis import (
     AnalysisRefused,
-    JobOrigin,
     analysis_request,
     analysis_run,
 )
@@ -23,6 +22,7 @@ from incidents.services.incident import (
     tags_from_names,
 )
 from incidents.services.knowledge import knowledge_changed
+from incidents.services.origin import JobOrigin
 from incidents.services.rescore import analyses_rescore
 from incidents.services.sweep import analysis_sweep
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
 
@@ -33,6 +32,8 @@ from common.translation import error_text
 from incidents import logmatch
 from incidents.knowledge import feedback_map, knowledge_index
 from incidents.models import Analysis, AnalysisSuggestion, Incident, KnowledgeGap, Signature
+from incidents.services.origin import JobOrigin
+from incidents.services.webhooks import webhooks_notify
 
 log = logging.getLogger(__name__)
 Status = Analysis.Status
@@ -47,31 +48,6 @@ STORED = logmatch.Bounds()
 
 class AnalysisRefused(ValueError):
     """A tail we will not analyse, with a message for the person who sent it."""
-
-
-@dataclass(frozen=True)
-class JobOrigin:
-    """Where a failure was caught (`kb run`, `kb watch`): the command and the machine."""
-
-    command: str = ""
-    exit_status: int | None = None
-    host: str = ""
-    cwd: str = ""
-    job_id: str = ""
-
-    def redacted(self, addresses: bool) -> tuple[dict, int]:
-        """The fields to store, with secrets on the command line (a token) and in paths
-        redacted as in the tail; and how many were."""
-        command, in_command = logmatch.redact(self.command[:4000], addresses=addresses)
-        cwd, in_cwd = logmatch.redact(self.cwd[:500], addresses=addresses)
-        fields = {
-            "command": command,
-            "exit_status": self.exit_status,
-            "host": self.host[:255],
-            "cwd": cwd,
-            "job_id": self.job_id[:64],
-        }
-        return fields, in_command + in_cwd
 
 
 def _limits() -> logmatch.Limits:
@@ -353,6 +329,7 @@ def analysis_store(
         Analysis.objects.filter(pk=analysis.pk).update(gap=gap)
         if attempt:
             _count_signature_hits(report)
+            webhooks_notify(analysis=analysis)
     return True
 
 
