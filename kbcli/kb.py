@@ -14,6 +14,7 @@ command) sends it. Standard library only: the file runs alone on a cluster login
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -32,7 +33,8 @@ from collections import deque
 from pathlib import Path
 
 DEFAULT_URL = "http://127.0.0.1:8000"
-CHUNK = 1 << 16
+CHUNK = 1 << 20
+F_SETPIPE_SZ = 1031  # Linux
 # The server analyses at most the last 2 MB of a tail; keeping more would only cost memory.
 TAIL_BYTES = 2 << 20
 JOB_ID_VARIABLES = ("SLURM_JOB_ID", "JOB_ID", "PBS_JOBID", "LSB_JOBID")
@@ -348,45 +350,51 @@ def failure_body(
 
 
 class Tail:
-    """The last bytes of the output, whole lines only, in bounded memory."""
+    """The last bytes of the output, in bounded memory. Chunks are kept as they were read,
+    with their stream, and cut into lines only at the end: nothing is copied while the
+    command runs, and stdout and stderr never splice mid-line."""
 
     def __init__(self, max_bytes: int = TAIL_BYTES):
         self.max_bytes = max_bytes
-        self.chunks: deque[bytes] = deque()
+        self.chunks: deque[tuple[int, bytes]] = deque()
         self.size = 0
         self.lock = threading.Lock()
 
-    def add(self, data: bytes) -> None:
+    def add(self, stream: int, data: bytes) -> None:
         with self.lock:
-            self.chunks.append(data)
+            self.chunks.append((stream, data))
             self.size += len(data)
-            while len(self.chunks) > 1 and self.size - len(self.chunks[0]) >= self.max_bytes:
-                self.size -= len(self.chunks.popleft())
+            while len(self.chunks) > 1 and self.size - len(self.chunks[0][1]) >= self.max_bytes:
+                self.size -= len(self.chunks.popleft()[1])
 
     def text(self, lines: int) -> str:
         with self.lock:
-            data = b"".join(self.chunks)[-self.max_bytes :]
+            chunks = list(self.chunks)
+        whole, pending = [], {}
+        for stream, chunk in chunks:
+            data = pending.pop(stream, b"") + chunk
+            cut = data.rfind(b"\n") + 1
+            whole.append(data[:cut])
+            pending[stream] = data[cut:]
+        whole.extend(rest + b"\n" for rest in pending.values() if rest)
+        data = b"".join(whole)[-self.max_bytes :]
         return b"\n".join(data.splitlines()[-lines:]).decode("utf-8", "replace")
 
 
 def _pump(source, sink_fd: int, log, tail: Tail) -> None:
-    """Copy one stream of the command to our own, unchanged and at once; keep its tail.
-    Only whole lines go to the tail, so stdout and stderr never splice mid-line."""
-    pending = b""
+    """Copy one stream of the command to our own, unchanged and at once; keep its tail."""
+    fd = source.fileno()
+    with contextlib.suppress(ImportError, OSError):  # fewer, larger reads: a bigger pipe
+        import fcntl
+
+        fcntl.fcntl(fd, F_SETPIPE_SZ, CHUNK)
     writing = True
-    while chunk := os.read(source.fileno(), CHUNK):
+    while chunk := os.read(fd, CHUNK):
         if writing:
             writing = _write_all(sink_fd, chunk)
         if log is not None:
             log.write(chunk)
-        cut = chunk.rfind(b"\n")
-        if cut < 0:
-            pending = (pending + chunk)[-TAIL_BYTES:]
-            continue
-        tail.add(pending + chunk[: cut + 1] if pending else chunk[: cut + 1])
-        pending = chunk[cut + 1 :]
-    if pending:
-        tail.add(pending + b"\n")
+        tail.add(sink_fd, chunk)
 
 
 def _write_all(fd: int, data: bytes) -> bool:
@@ -433,7 +441,7 @@ def _run_command(command: list[str], log, tail: Tail) -> int:
     except OSError as error:
         message = f"kb: {command[0]}: {error.strerror}"
         print(message, file=sys.stderr)
-        tail.add(message.encode() + b"\n")
+        tail.add(2, message.encode() + b"\n")
         return 127 if isinstance(error, FileNotFoundError) else 126
     forwarded = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1)
     previous = {
