@@ -443,10 +443,18 @@ def _run_command(command: list[str], log, tail: Tail) -> int:
         print(message, file=sys.stderr)
         tail.add(2, message.encode() + b"\n")
         return 127 if isinstance(error, FileNotFoundError) else 126
-    forwarded = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1)
+    # Ctrl-C and Ctrl-\ at a terminal reach the whole foreground group, the command too:
+    # there kb only outlives them. Elsewhere (a scheduler signalling kb) they are passed on.
+    keyboard = (signal.SIGINT, signal.SIGQUIT)
+    interactive = sys.stdin is not None and sys.stdin.isatty()
     previous = {
-        number: signal.signal(number, lambda number, _frame: child.send_signal(number))
-        for number in forwarded
+        number: signal.signal(
+            number,
+            signal.SIG_IGN
+            if interactive and number in keyboard
+            else lambda number, _frame: child.send_signal(number),
+        )
+        for number in (*keyboard, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)
     }
     pumps = [
         threading.Thread(target=_pump, args=(child.stdout, 1, log, tail), daemon=True),

@@ -32,6 +32,7 @@ class Kb:
     def __call__(self, *args: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess:
         return subprocess.run(
             [sys.executable, str(KB), *args],
+            stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -42,6 +43,7 @@ class Kb:
     def start(self, *args: str, **env: str) -> subprocess.Popen:
         return subprocess.Popen(
             [sys.executable, str(KB), *args],
+            stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

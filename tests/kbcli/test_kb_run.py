@@ -1,5 +1,6 @@
 """`kb run`: the command's output passes through, a failure is sent once and explained."""
 
+import signal
 import sys
 
 import pytest
@@ -37,3 +38,21 @@ def test_it_exits_as_a_shell_would_when_the_command_is_killed_or_missing(kb):
     assert killed.returncode == 128 + 15
     missing = kb("run", "--", "no-such-command-kb", KB_URL="http://127.0.0.1:9")
     assert missing.returncode == 127
+
+
+TRAPS_TERM = """\
+import signal, sys, time
+signal.signal(signal.SIGTERM, lambda *_: (print("got TERM", flush=True), sys.exit(7)))
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.django_db
+def test_it_passes_a_schedulers_signal_on_to_the_command(kb):
+    running = kb.start("run", "--", sys.executable, "-c", TRAPS_TERM, KB_URL="http://127.0.0.1:9")
+    assert running.stdout.readline() == "ready\n"  # the output is passed on at once
+    running.send_signal(signal.SIGTERM)
+    assert running.wait(30) == 7
+    assert running.stdout.read() == "got TERM\n"
+    running.stderr.close()
