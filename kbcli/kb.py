@@ -131,7 +131,7 @@ def spool_dir() -> Path:
 def _spool(body: dict) -> Path:
     """Keep a submission for later: written whole (temporary file, then rename) or not at all."""
     directory = spool_dir()
-    directory.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # tails may hold private paths
     path = directory / f"{body['key']}.json"
     temporary = directory / f".{body['key']}.tmp"
     with open(temporary, "w", encoding="utf-8") as out:
@@ -159,13 +159,15 @@ def flush_spool(url: str, token: str) -> tuple[int, int]:
         try:
             body = json.loads(path.read_text(encoding="utf-8"))
             _submit(url, token, body)
+        except FileNotFoundError:  # another kb sent it meanwhile
+            continue
         except Unreachable:
             return sent, len(waiting) - position
         except (KbError, ValueError) as error:  # refused for good: kept aside, not resent
             print(f"kb: {path.name} refused: {error}", file=sys.stderr)
             path.rename(path.with_suffix(".refused"))
             continue
-        path.unlink()
+        path.unlink(missing_ok=True)
         sent += 1
     return sent, 0
 
