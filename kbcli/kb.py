@@ -352,46 +352,67 @@ def failure_body(
 
 
 class Tail:
-    """The last bytes of the output, in bounded memory. Chunks are kept as they were read,
-    with their stream, and cut into lines only at the end: nothing is copied while the
-    command runs, and stdout and stderr never splice mid-line."""
+    """The last bytes of the output in a fixed ring (bounded memory, nothing allocated per
+    chunk), with which stream wrote each stretch: cut into lines only at the end, so stdout
+    and stderr never splice mid-line."""
 
     def __init__(self, max_bytes: int = TAIL_BYTES):
-        self.max_bytes = max_bytes
-        self.chunks: deque[tuple[int, bytes]] = deque()
+        self.ring = bytearray(max_bytes)
+        self.written = 0  # bytes ever added; the ring holds the last `size` of them
         self.size = 0
+        self.stretches: deque[list[int]] = deque()  # [stream, length], oldest first
         self.lock = threading.Lock()
 
-    def add(self, stream: int, data: bytes) -> None:
+    def add(self, stream: int, data: bytes | memoryview) -> None:
+        capacity = len(self.ring)
+        data = memoryview(data)[-capacity:]
         with self.lock:
-            self.chunks.append((stream, data))
+            at = self.written % capacity
+            first = min(len(data), capacity - at)
+            self.ring[at : at + first] = data[:first]
+            self.ring[: len(data) - first] = data[first:]
+            self.written += len(data)
+            self.stretches.append([stream, len(data)])
             self.size += len(data)
-            while len(self.chunks) > 1 and self.size - len(self.chunks[0][1]) >= self.max_bytes:
-                self.size -= len(self.chunks.popleft()[1])
+            while self.size > capacity:
+                excess = self.size - capacity
+                if self.stretches[0][1] <= excess:
+                    self.size -= self.stretches.popleft()[1]
+                else:
+                    self.stretches[0][1] -= excess
+                    self.size = capacity
 
     def text(self, lines: int) -> str:
         with self.lock:
-            chunks = list(self.chunks)
-        whole, pending = [], {}
-        for stream, chunk in chunks:
-            data = pending.pop(stream, b"") + chunk
-            cut = data.rfind(b"\n") + 1
-            whole.append(data[:cut])
-            pending[stream] = data[cut:]
+            start = (self.written - self.size) % len(self.ring)
+            data = bytes(self.ring[start : start + self.size])
+            data += bytes(self.ring[: self.size - len(data)])
+            stretches = [tuple(stretch) for stretch in self.stretches]
+        whole, pending, at = [], {}, 0
+        for stream, length in stretches:
+            piece = pending.pop(stream, b"") + data[at : at + length]
+            at += length
+            cut = piece.rfind(b"\n") + 1
+            whole.append(piece[:cut])
+            pending[stream] = piece[cut:]
         whole.extend(rest + b"\n" for rest in pending.values() if rest)
-        data = b"".join(whole)[-self.max_bytes :]
-        return b"\n".join(data.splitlines()[-lines:]).decode("utf-8", "replace")
+        joined = b"".join(whole)
+        return b"\n".join(joined.splitlines()[-lines:]).decode("utf-8", "replace")
 
 
 def _pump(source, sink_fd: int, log, tail: Tail) -> None:
-    """Copy one stream of the command to our own, unchanged and at once; keep its tail."""
+    """Copy one stream of the command to our own, unchanged and at once; keep its tail.
+    One buffer, read into again and again: no memory is allocated per chunk."""
     fd = source.fileno()
     with contextlib.suppress(ImportError, OSError):  # fewer, larger reads: a bigger pipe
         import fcntl
 
         fcntl.fcntl(fd, F_SETPIPE_SZ, CHUNK)
+    buffer = bytearray(CHUNK)
+    view = memoryview(buffer)
     writing = True
-    while chunk := os.read(fd, CHUNK):
+    while count := os.readv(fd, [buffer]):
+        chunk = view[:count]
         if writing:
             writing = _write_all(sink_fd, chunk)
         if log is not None:
@@ -399,9 +420,9 @@ def _pump(source, sink_fd: int, log, tail: Tail) -> None:
         tail.add(sink_fd, chunk)
 
 
-def _write_all(fd: int, data: bytes) -> bool:
+def _write_all(fd: int, data: memoryview) -> bool:
     """False once our own output is gone (a closed pipe): the command runs on regardless."""
-    view = memoryview(data)
+    view = data
     try:
         while view:
             view = view[os.write(fd, view) :]
