@@ -8,4 +8,5 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("language/", views.language_set, name="language-set"),
     path("account/", views.account, name="account"),
+    path("kb.py", views.kb_script, name="kb-script"),
 ]

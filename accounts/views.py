@@ -1,13 +1,16 @@
+from pathlib import Path
+
 from axes.helpers import get_cool_off
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.forms import AuthenticationForm
-from django.http import HttpResponseBadRequest
+from django.http import FileResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from rest_framework.authtoken.models import Token
 
 from accounts.services import user_restore_language, user_set_language, user_token_regenerate
@@ -84,3 +87,16 @@ def account(request):
     else:
         token = Token.objects.filter(user=request.user).first()
     return render(request, "accounts/account.html", {"token": token})
+
+
+KB_SCRIPT = Path(__file__).resolve().parent.parent / "kbcli" / "kb.py"
+
+
+@require_GET
+@login_not_required
+def kb_script(request):
+    """The `kb` command, one file, for nodes that can reach this server but not a package
+    index: `curl -fsSL <server>/kb.py -o ~/bin/kb`. It holds no secret."""
+    response = FileResponse(KB_SCRIPT.open("rb"), content_type="text/x-python; charset=utf-8")
+    response["Content-Disposition"] = 'inline; filename="kb.py"'
+    return response

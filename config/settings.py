@@ -188,6 +188,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_TASK_DEFAULT_QUEUE = "analyses"
 CELERY_TASK_ROUTES = {
     "incidents.tasks.analyses_rescore": {"queue": "rescore"},
+    # A slow chat server must not hold up a pasted tail.
+    "incidents.tasks.webhook_send": {"queue": "rescore"},
     "reports.tasks.*": {"queue": "rescore"},
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

@@ -1,9 +1,10 @@
 from django import forms
 from django.contrib import admin
+from django.db import models
 from simple_history.admin import SimpleHistoryAdmin
 
 from incidents import services
-from incidents.models import TEXT_FIELDS, Incident, Recurrence, Signature, Tag
+from incidents.models import TEXT_FIELDS, Incident, Recurrence, Signature, Tag, Webhook
 
 
 @admin.register(Tag)
@@ -90,3 +91,18 @@ class SignatureAdmin(SimpleHistoryAdmin):
 class RecurrenceAdmin(admin.ModelAdmin):
     list_display = ["incident", "occurred_on", "reported_by"]
     raw_id_fields = ["incident", "reported_by"]
+
+
+@admin.register(Webhook)
+class WebhookAdmin(admin.ModelAdmin):
+    """Leads point the team's chat (Slack-compatible, Feishu/Lark, DingTalk) at caught failures."""
+
+    list_display = ["name", "format", "language", "enabled", "last_sent_at", "last_error"]
+    list_filter = ["format", "enabled"]
+    readonly_fields = ["last_sent_at", "last_error"]
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            obj.created_by = request.user
+        super().save_model(request, obj, form, change)

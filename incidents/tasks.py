@@ -4,6 +4,7 @@ from celery import shared_task
 from django.utils.translation import gettext as _
 
 from common.database_errors import DATABASE_ERRORS
+from incidents.webhooks import WebhookFailed
 
 
 def _analysis_run_failure(self, exc, task_id, args, kwargs, einfo):
@@ -50,3 +51,26 @@ def analyses_rescore(analysis_ids: list[int] | None = None) -> dict:
     if result.remaining:
         analyses_rescore.apply_async((result.remaining,))
     return {"rescored": result.rescored, "reranked": result.reranked, "left": len(result.remaining)}
+
+
+def _webhook_send_failure(self, exc, task_id, args, kwargs, einfo):
+    from incidents.services.webhooks import webhook_record_failure
+
+    webhook_record_failure(
+        webhook_id=args[0], message=_("Gave up after retries: %(error)s") % {"error": exc}
+    )
+
+
+@shared_task(
+    bind=True,
+    autoretry_for=(WebhookFailed, *DATABASE_ERRORS),
+    retry_backoff=True,
+    retry_backoff_max=300,
+    max_retries=5,
+    on_failure=_webhook_send_failure,
+)
+def webhook_send(self, webhook_id: int, analysis_id: int) -> None:
+    """Tell one webhook about one caught failure; a refusal is retried with backoff."""
+    from incidents.services.webhooks import webhook_send as send
+
+    send(webhook_id=webhook_id, analysis_id=analysis_id)

@@ -7,7 +7,7 @@ holds, section by section, for the code that writes it and the code that reads i
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 SNAPSHOT_VERSION = 1
 
@@ -123,6 +123,14 @@ class Attention(TypedDict):
     not_it: int
 
 
+class Caught(TypedDict):
+    """Failed jobs that `kb run` and `kb watch` sent on their own, by stage ("" unknown)."""
+
+    count: int
+    explained: int
+    stages: dict[str, int]
+
+
 class WeeklySnapshot(TypedDict):
     version: int
     week: str
@@ -141,3 +149,4 @@ class WeeklySnapshot(TypedDict):
     stale_signatures: StaleSignatures
     not_it: NotIt
     attention: Attention | None
+    caught: NotRequired[Caught]  # absent from weeks built before it was counted

@@ -100,6 +100,24 @@ class AnalysisInputSerializer(serializers.Serializer):
     log = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
     file = serializers.FileField(required=False)
     log_path = serializers.CharField(required=False, allow_blank=True, max_length=500)
+    # The sender's idempotency key: the same key sent again returns the analysis it made.
+    key = serializers.RegexField(r"^[-A-Za-z0-9_]{8,64}$", required=False)
+    # Where a failure was caught: sent by `kb run` and `kb watch`.
+    source = serializers.ChoiceField(choices=Analysis.Source.choices, default=Analysis.Source.API)
+    command = serializers.CharField(required=False, allow_blank=True, max_length=4000)
+    exit_status = serializers.IntegerField(
+        required=False, allow_null=True, min_value=-32768, max_value=32767
+    )
+    host = serializers.CharField(required=False, allow_blank=True, max_length=255)
+    cwd = serializers.CharField(required=False, allow_blank=True, max_length=500)
+    job_id = serializers.CharField(required=False, allow_blank=True, max_length=64)
+
+    def validate_source(self, value):
+        if value not in (Analysis.Source.API, *Analysis.CAUGHT):
+            raise serializers.ValidationError(
+                _("Through the API a tail comes from api, kb-run or kb-watch.")
+            )
+        return value
 
     def validate(self, attrs):
         if attrs.get("file") and (attrs.get("log") or "").strip():
@@ -135,6 +153,11 @@ SUMMARY_FIELDS = [
     "source",
     "submitted_by",
     "log_path",
+    "command",
+    "exit_status",
+    "host",
+    "cwd",
+    "job_id",
     "size_bytes",
     "redactions",
     "stage",

@@ -120,12 +120,15 @@ class RecurrenceViewSet(
         )
 
 
+ORIGIN_FIELDS = ("command", "exit_status", "host", "cwd", "job_id")
+
+
 class AnalysisViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Submit a log tail (202, then poll its URL) and read the reports."""
 
     serializer_class = AnalysisSerializer
     ordering_fields = ["created_at", "id"]
-    filterset_fields = ["status", "stage", "confident"]
+    filterset_fields = ["status", "stage", "confident", "source", "host", "job_id", "exit_status"]
     throttle_scope = "analyses"
 
     def get_queryset(self):
@@ -156,7 +159,11 @@ class AnalysisViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
                 data=upload if upload is not None else data["log"],
                 user=request.user,
                 log_path=data.get("log_path", ""),
-                source=Analysis.Source.API,
+                source=data["source"],
+                client_key=data.get("key", ""),
+                origin=services.JobOrigin(
+                    **{field: data[field] for field in ORIGIN_FIELDS if field in data}
+                ),
             )
         except services.AnalysisRefused as refused:
             raise ValidationError({"log": [str(refused)]}) from refused

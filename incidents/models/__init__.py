@@ -15,6 +15,7 @@ from incidents.models.incident import (
     Signature,
     Tag,
 )
+from incidents.models.webhook import Webhook
 
 __all__ = [
     "EDITABLE_FIELDS",
@@ -30,4 +31,5 @@ __all__ = [
     "Recurrence",
     "Signature",
     "Tag",
+    "Webhook",
 ]

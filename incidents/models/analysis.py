@@ -49,6 +49,11 @@ class Analysis(models.Model):
         WEB = "web", _("Browser")
         API = "api", _("API")
         CLI = "cli", _("Command line")
+        KB_RUN = "kb-run", _("kb run (a failed command)")
+        KB_WATCH = "kb-watch", _("kb watch (a failed log)")
+
+    # Sent by `kb run` and `kb watch`: failures caught where they happened, not pasted.
+    CAUGHT = (Source.KB_RUN, Source.KB_WATCH)
 
     status = models.CharField(_("status"), max_length=10, choices=Status, default=Status.QUEUED)
     source = models.CharField(_("source"), max_length=10, choices=Source, default=Source.WEB)
@@ -59,7 +64,15 @@ class Analysis(models.Model):
         null=True,
         related_name="analyses",
     )
+    # The sender's key for this tail (`kb` spools with one): sent again, it is stored once.
+    client_key = models.CharField(max_length=64, blank=True)
     log_path = models.CharField(_("log path"), max_length=500, blank=True)
+    # Where a caught failure happened (kb run / kb watch); empty for a pasted tail.
+    command = models.TextField(_("command"), blank=True)
+    exit_status = models.SmallIntegerField(_("exit status"), null=True, blank=True)
+    host = models.CharField(_("host"), max_length=255, blank=True)
+    cwd = models.CharField(_("working directory"), max_length=500, blank=True)
+    job_id = models.CharField(_("job id"), max_length=64, blank=True)
     text = models.TextField(_("log tail"))  # already redacted
     size_bytes = models.PositiveBigIntegerField(default=0)  # as received
     # Of a longer log only the last lines within the cap are analysed; how many bytes that was.
@@ -105,12 +118,23 @@ class Analysis(models.Model):
             # The matrix counts confident analyses per top incident in a window.
             models.Index(fields=["status", "created_at", "confident", "top_incident"]),
         ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submitted_by", "client_key"],
+                condition=~models.Q(client_key=""),
+                name="analysis_client_key_once",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"analysis {self.pk} ({self.status})"
 
     def get_absolute_url(self) -> str:
         return reverse("incidents:analysis-detail", kwargs={"pk": self.pk})
+
+    @property
+    def caught(self) -> bool:
+        return self.source in self.CAUGHT
 
     @property
     def finished(self) -> bool:

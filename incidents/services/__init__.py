@@ -22,12 +22,14 @@ from incidents.services.incident import (
     tags_from_names,
 )
 from incidents.services.knowledge import knowledge_changed
+from incidents.services.origin import JobOrigin
 from incidents.services.rescore import analyses_rescore
 from incidents.services.sweep import analysis_sweep
 
 __all__ = [
     "AnalysisRefused",
     "FeedbackRefused",
+    "JobOrigin",
     "analyses_rescore",
     "analysis_feedback",
     "analysis_request",

@@ -33,6 +33,8 @@ from common.translation import error_text
 from incidents import logmatch
 from incidents.knowledge import feedback_map, knowledge_index
 from incidents.models import Analysis, AnalysisSuggestion, Incident, KnowledgeGap, Signature
+from incidents.services.origin import JobOrigin
+from incidents.services.webhooks import webhooks_notify
 
 log = logging.getLogger(__name__)
 Status = Analysis.Status
@@ -59,12 +61,19 @@ def analysis_request(
     user,
     log_path: str = "",
     source: str = Analysis.Source.WEB,
+    client_key: str = "",
+    origin: JobOrigin | None = None,
 ) -> Analysis:
     """Validate, decode and redact a tail, store it queued, and queue it once committed.
 
     `data` is the pasted text, the bytes, or an uploaded file: of anything longer than the
     cap, only its last lines within the cap are kept (the end of a log is where it failed).
+    A `client_key` this user sent before returns that analysis as it is.
     """
+    if client_key:
+        existing = Analysis.objects.filter(submitted_by=user, client_key=client_key).first()
+        if existing is not None:
+            return existing
     data, size = tail_within(data, settings.ANALYSIS_MAX_BYTES)
     try:
         read = logmatch.read_input(data, _limits())
@@ -73,20 +82,26 @@ def analysis_request(
     addresses = settings.REDACT_ADDRESSES
     text, redactions = logmatch.redact("\n".join(read.lines), addresses=addresses)
     path, path_redactions = logmatch.redact(log_path.strip()[:500], addresses=addresses)
-    with transaction.atomic():
-        analysis = Analysis.objects.create(
-            submitted_by=user,
-            source=source,
-            log_path=path,
-            text=text,
-            size_bytes=size,
-            analysed_bytes=len(data) if isinstance(data, bytes) else len(data.encode()),
-            encoding=read.encoding,
-            invalid_bytes=read.invalid_bytes,
-            cut_lines=read.cut_lines,
-            redactions=redactions + path_redactions,
-        )
-        transaction.on_commit(partial(_enqueue, analysis.pk))
+    where, where_redactions = (origin or JobOrigin()).redacted(addresses)
+    try:
+        with transaction.atomic():
+            analysis = Analysis.objects.create(
+                submitted_by=user,
+                source=source,
+                client_key=client_key,
+                log_path=path,
+                text=text,
+                size_bytes=size,
+                analysed_bytes=len(data) if isinstance(data, bytes) else len(data.encode()),
+                encoding=read.encoding,
+                invalid_bytes=read.invalid_bytes,
+                cut_lines=read.cut_lines,
+                redactions=redactions + path_redactions + where_redactions,
+                **where,
+            )
+    except IntegrityError:  # the same key, sent twice at once: the other request stored it
+        return Analysis.objects.get(submitted_by=user, client_key=client_key)
+    transaction.on_commit(partial(_enqueue, analysis.pk))
     return analysis
 
 
@@ -315,6 +330,7 @@ def analysis_store(
         Analysis.objects.filter(pk=analysis.pk).update(gap=gap)
         if attempt:
             _count_signature_hits(report)
+            webhooks_notify(analysis=analysis)
     return True
 
 

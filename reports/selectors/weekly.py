@@ -19,6 +19,7 @@ from reports.snapshot import (
     SNAPSHOT_VERSION,
     Analyses,
     Attention,
+    Caught,
     DimensionRow,
     GapItem,
     Gaps,
@@ -90,6 +91,25 @@ def report_week_compute(*, week_start: date) -> WeeklySnapshot:
         stale_signatures=_stale_signatures(window),
         not_it=not_it,
         attention=_attention(disciplines, not_it_by_discipline),
+        caught=_caught(window),
+    )
+
+
+def _caught(window: Window) -> Caught:
+    """Failed jobs `kb run` and `kb watch` sent this week, per stage: one grouped query."""
+    rows = (
+        Analysis.objects.filter(
+            created_at__gte=window.start, created_at__lt=window.end, source__in=Analysis.CAUGHT
+        )
+        .values("stage")
+        .annotate(count=Count("pk"), explained=Count("pk", filter=Q(confident=True)))
+        .order_by()
+    )
+    stages = {row["stage"]: row["count"] for row in rows}
+    return Caught(
+        count=sum(stages.values()),
+        explained=sum(row["explained"] for row in rows),
+        stages=stages,
     )
 
 

@@ -96,6 +96,18 @@ def report_week_page(*, data: dict[str, Any], language: str) -> dict[str, Any]:
         }
         for week in data["trend"]
     ]
+    caught = data.get("caught")
+    page["caught"] = (
+        {
+            **caught,
+            "stages": [
+                (_label(Stage, stage), count)
+                for stage, count in sorted(caught["stages"].items(), key=lambda item: -item[1])
+            ],
+        }
+        if caught
+        else None
+    )
     page["stage_labels"] = [str(label) for label in Stage.labels]
     share, before = data["analyses"]["explained_share"], data["analyses"]["previous_share"]
     page["analyses"] = {

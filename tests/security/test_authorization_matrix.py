@@ -60,6 +60,7 @@ PAGES: dict[str, dict[str, Rule]] = {
     },
     "logout": {"POST": rule(PUBLIC, 302)},
     "healthz": {"GET": rule(PUBLIC, 200), "POST": rule(PUBLIC, 405)},  # for load balancers
+    "kb-script": {"GET": rule(PUBLIC, 200), "POST": rule(PUBLIC, 405)},  # curl from a node
     "language-set": {"POST": rule(SIGNED_IN, 302, body=lambda w, r: {"language": "en"})},
     "account": {"GET": rule(SIGNED_IN, 200), "POST": rule(SIGNED_IN, 200)},
     "incidents:incident-list": {"GET": rule(SIGNED_IN, 200)},
