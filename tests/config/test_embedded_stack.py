@@ -61,3 +61,25 @@ def test_a_malformed_message_is_dropped_and_the_worker_reads_on(redis, workers, 
     assert worker.process.poll() is None
     assert "dropped a malformed message" in worker.log.read_text()
     assert raw.llen("analyses") == 0
+
+
+def test_a_broker_lost_with_messages_unacknowledged_does_not_end_the_worker(redis):
+    """kombu closes the connection, then the channel, which puts the unacknowledged messages
+    back over a client of the closed connection: the worker died of an AttributeError."""
+    from kombu import Connection
+    from kombu.common import ignore_errors
+
+    from config.broker import Transport
+
+    connection = Connection(redis.url, transport=Transport)
+    try:
+        channel = connection.default_channel
+        channel.qos._delivered["in-flight"] = None  # a task taken and not yet acknowledged
+        channel._disconnect_pools()
+        channel.connection.client = None  # what closing the lost connection leaves behind
+
+        ignore_errors(connection, channel.close)  # what the worker's consumer calls
+
+        assert channel.closed
+    finally:
+        ignore_errors(connection, connection.release)
