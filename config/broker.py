@@ -5,8 +5,8 @@ JSON (half-written by a crashing producer, or pushed by hand) makes the worker's
 raise and exit ("Unrecoverable error: JSONDecodeError"). By then BRPOP has taken the message
 off the queue, so the only loss would be the worker: here it is logged and dropped instead,
 and the worker reads on. Likewise a broker that goes away while messages are unacknowledged
-no longer ends the worker (see `Channel._connparams`). Registered for the `redis://`, `rediss://` and `redis+socket://`
-URLs in config/celery.py.
+no longer ends the worker (see `Channel._connparams`). Registered for the `redis://`,
+`rediss://` and `redis+socket://` URLs in config/celery.py.
 """
 
 from __future__ import annotations

@@ -30,6 +30,8 @@ def _axe_violations(page) -> list[str]:
         for v in results.response["violations"]
         for node in v["nodes"][:3]
     ]
+
+
 PHONE = {"width": 390, "height": 844}
 NARROWEST_MATRIX_CELL = """() => Math.min(...[...document.querySelectorAll(
   "table.matrix td:not(.num)")].map((cell) => cell.getBoundingClientRect().width))"""
