@@ -142,13 +142,15 @@ def stage_clues(
     leads = [
         spec.slug for spec in incidents.values() if spec.stage_lead and spec.stage == tail.stage
     ]
+    if not leads:
+        return {}
     errors = [
         i
         for i, level in enumerate(tail.levels)
         if level is Level.ERROR and not tail.says_nothing(i)
     ]
     causes = [i for i in errors if not is_consequence(tail.lines[i])] or errors
-    if not leads or not causes:
+    if not causes:
         return {}
     line = causes[-1]
     clue = Clue(
