@@ -14,9 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pytest
-from django.contrib.contenttypes.models import ContentType
-from django.test import Client
-from django.urls import NoReverseMatch, URLPattern, URLResolver, get_resolver, reverse
+from django.urls import NoReverseMatch, reverse
 
 from incidents.models import Incident, Signature
 from tests.security.conftest import UNEXPLAINED_TAIL, World, api_client_for
@@ -27,11 +25,20 @@ from tests.security.forms import (
     runbook_edit_form,
     signature_form,
 )
+from tests.security.routes import (
+    ALICE,
+    ANONYMOUS,
+    BOB,
+    LENA,
+    ROLES,
+    ROUTES,
+    SITE,
+    excerpt,
+    role_client,
+    to_login,
+)
 
 pytestmark = pytest.mark.django_db
-
-ANONYMOUS, ALICE, BOB, LENA = "anonymous", "alice", "bob", "lena"
-ROLES = (ANONYMOUS, BOB, ALICE, LENA)  # the lead last: her DELETE may remove the object
 
 PUBLIC = frozenset(ROLES)
 SIGNED_IN = frozenset({ALICE, BOB, LENA})
@@ -246,22 +253,8 @@ ARGS: dict[str, Callable[[World], dict]] = {
 }
 
 
-# --- enumeration ------------------------------------------------------------------------
+# --- the URLs the matrix covers ----------------------------------------------------------
 
-
-def _walk(resolver: URLResolver, namespace: str = "", prefix: str = ""):
-    for entry in resolver.url_patterns:
-        if isinstance(entry, URLResolver):
-            inner = ":".join(filter(None, [namespace, entry.namespace or ""]))
-            yield from _walk(entry, inner, prefix + str(entry.pattern))
-        elif isinstance(entry, URLPattern):
-            name = f"{namespace}:{entry.name}" if namespace and entry.name else entry.name
-            yield name, prefix + str(entry.pattern), entry.callback
-
-
-ROUTES = list(_walk(get_resolver()))
-SITE = sorted({name for name, pattern, _ in ROUTES if not pattern.startswith("admin/")} - {None})
-ADMIN = sorted({name for name, pattern, _ in ROUTES if pattern.startswith("admin/")} - {None})
 PAGE_METHODS = ("GET", "POST")
 API_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
@@ -291,15 +284,6 @@ def test_every_url_with_arguments_gets_a_real_object():
 # --- the walk ---------------------------------------------------------------------------
 
 
-def _client(role: str, users: dict, *, api: bool):
-    if api:
-        return api_client_for(users.get(role))
-    client = Client()
-    if role != ANONYMOUS:
-        client.force_login(users[role])
-    return client
-
-
 def _send(client, method: str, url: str, body: dict, *, api: bool):
     call = getattr(client, method.lower())
     if api:
@@ -319,18 +303,18 @@ def test_it_lets_in_only_who_the_matrix_says(name, method, world, alice, bob, le
     wrong = []
     for role in ROLES:
         body = spec.body(world, role) if spec else {}
-        response = _send(_client(role, users, api=api), method, url, body, api=api)
+        response = _send(role_client(role, users, api=api), method, url, body, api=api)
         status = response.status_code
         got = f"{role}: {method} {url} → {status}"
         if status >= 500:
             wrong.append(f"{got} (server error)")
         elif spec is not None and role in spec.allowed:
             if status not in spec.ok:
-                wrong.append(f"{got}, expected {spec.ok}: {_excerpt(response)}")
+                wrong.append(f"{got}, expected {spec.ok}: {excerpt(response)}")
         elif role == ANONYMOUS:
             if api and (status != 401 or response.json()["error"]["status"] != 401):
                 wrong.append(f"{got}, expected 401 with the error body")
-            if not api and not _to_login(response):
+            if not api and not to_login(response):
                 wrong.append(f"{got}, expected a redirect to the sign-in page")
         elif spec is None:
             # Not a method of this URL; a lead-writes endpoint may refuse an engineer first.
@@ -365,84 +349,3 @@ def test_refused_writes_change_nothing(world, bob, bob_client, alice_client):
     assert Signature.objects.get(pk=signature.pk).note == signature.note
     report.refresh_from_db()
     assert report.reviewed_at is None
-
-
-# --- the Django admin: leads only -------------------------------------------------------
-
-
-def _admin_kwargs(name: str, world: World, users: dict) -> dict:
-    """Real objects for the admin's URL arguments, derived from the URL's name."""
-    pattern = next(p for n, p, _ in ROUTES if n == name)
-    kwargs = {}
-    if "<app_label>" in pattern:
-        kwargs["app_label"] = "incidents"
-    if "<path:object_id>" in pattern or "<object_id>" in pattern:
-        model = _admin_model(name)
-        row = model.objects.order_by("pk").first() if model else None
-        kwargs["object_id"] = str(row.pk) if row else "1"
-    if "<int:content_type_id>" in pattern or "<path:content_type_id>" in pattern:
-        kwargs["content_type_id"] = ContentType.objects.get_for_model(Incident).pk
-        kwargs["object_id"] = str(world.incident.pk)
-    if "<id>" in pattern:
-        kwargs["id"] = str(users[BOB].pk)
-    return kwargs
-
-
-def _admin_model(name: str):
-    from django.contrib import admin
-
-    for model in admin.site._registry:
-        prefix = f"admin:{model._meta.app_label}_{model._meta.model_name}_"
-        if name.startswith(prefix):
-            return model
-    return None
-
-
-@pytest.mark.parametrize("name", ADMIN)
-def test_only_leads_open_the_admin(name, world, alice, bob, lena):
-    users = {ALICE: alice, BOB: bob, LENA: lena}
-    try:
-        if name.endswith("_simple_history"):  # one historical version of an object
-            row = _admin_model(name).objects.order_by("pk").first()
-            url = reverse(name, args=[row.pk, row.history.earliest().history_id])
-        else:
-            url = reverse(name, kwargs=_admin_kwargs(name, world, users) or None)
-    except NoReverseMatch as error:  # pragma: no cover - a new kind of admin argument
-        pytest.fail(f"Fill the arguments of {name}: {error}")
-    login = reverse("admin:login")
-    wrong = []
-    for role in ROLES:
-        client = _client(role, users, api=False)
-        response = client.get(url)
-        status = response.status_code
-        got = f"{role}: GET {url} → {status}"
-        if status >= 500:
-            wrong.append(f"{got} (server error)")
-        elif name == "admin:login":
-            continue  # the sign-in form itself; it tells a signed-in engineer they may not enter
-        elif role == LENA:
-            if status in (301, 302) and response["Location"].startswith(login):
-                wrong.append(f"{got}: a lead was sent to sign in")
-        elif name == "admin:logout" and response.get("Location") == reverse("admin:index"):
-            continue  # the admin sends a non-member on to its index, which asks to sign in
-        elif not (_to_login(response) or response["Location"].startswith(login)):
-            wrong.append(f"{got}, expected a redirect to a sign-in page")
-    assert not wrong, "\n".join(wrong)
-
-
-def test_a_lead_opens_the_admin_and_an_engineer_does_not(alice_client, lena_client):
-    assert lena_client.get(reverse("admin:index")).status_code == 200
-    assert lena_client.get(reverse("admin:incidents_incident_changelist")).status_code == 200
-    assert alice_client.get(reverse("admin:index")).status_code == 302
-
-
-# --- helpers ----------------------------------------------------------------------------
-
-
-def _to_login(response) -> bool:
-    return response.status_code == 302 and response["Location"].startswith(reverse("login"))
-
-
-def _excerpt(response) -> str:
-    content = getattr(response, "content", b"")[:300]
-    return content.decode("utf-8", "replace")
