@@ -3,10 +3,10 @@
 import copy
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 
-from accounts.roles import ENGINEER, LEAD, user_set_role
+from accounts.roles import ENGINEER, LEAD
+from tests.factories import user_with_role
 from tests.services import (
     RedisServer,
     Worker,
@@ -40,25 +40,19 @@ def _fast_and_quiet(settings, tmp_path):
     settings.KNOWLEDGE_CHECK_SECONDS = 0  # each test sees what the one before it changed
 
 
-def _user(username: str, role: str):
-    user = get_user_model().objects.create_user(username=username, password="pw-" + username)
-    user_set_role(user=user, role=role)
-    return user
-
-
 @pytest.fixture
 def alice(db):
-    return _user("alice", ENGINEER)
+    return user_with_role("alice", ENGINEER)
 
 
 @pytest.fixture
 def bob(db):
-    return _user("bob", ENGINEER)
+    return user_with_role("bob", ENGINEER)
 
 
 @pytest.fixture
 def lena(db):
-    return _user("lena", LEAD)
+    return user_with_role("lena", LEAD)
 
 
 def _client_for(user) -> Client:

@@ -1,5 +1,7 @@
 import factory
+from django.contrib.auth import get_user_model
 
+from accounts.roles import user_set_role
 from incidents import services
 from incidents.models import Incident
 
@@ -33,3 +35,10 @@ class IncidentFactory(factory.Factory):
     @classmethod
     def _build(cls, model_class, *, tags, **data):
         return model_class(**data)
+
+
+def user_with_role(username: str, role: str):
+    """A user whose password is "pw-" + the username, in one role."""
+    user = get_user_model().objects.create_user(username=username, password="pw-" + username)
+    user_set_role(user=user, role=role)
+    return user

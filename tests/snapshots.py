@@ -8,7 +8,8 @@ to a set of tables; `restore` writes the same rows again with a few bulk inserts
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.apps import apps
@@ -17,32 +18,39 @@ from django.db import connection, models, transaction
 
 
 class RowSnapshot:
-    def __init__(self, rows: list[tuple[type[models.Model], list[dict[str, Any]]]]):
+    def __init__(
+        self,
+        rows: list[tuple[type[models.Model], list[dict[str, Any]]]],
+        base: dict[type[models.Model], int],
+    ):
         self.rows = rows
+        self.base = base  # the highest id of each table before the seed (rows a migration wrote)
 
     @classmethod
     def take(cls, seed: Callable[[], Any], app_labels: Iterable[str]) -> tuple[Any, RowSnapshot]:
-        """Run `seed` in a transaction that is rolled back, keeping what it wrote to the
+        """Run `seed` in a transaction that is rolled back, keeping the rows it added to the
         tables of `app_labels`; the database is left as it was."""
         tables = _models_in_dependency_order(app_labels)
         with transaction.atomic():
-            before = {model: model._base_manager.count() for model in tables}
-            if any(before.values()):
-                raise RuntimeError(f"seed snapshot wants empty tables: {before}")
+            base = {model: _max_pk(model) for model in tables}
             result = seed()
             rows = [
-                (model, list(model._base_manager.order_by("pk").values()))
+                (
+                    model,
+                    list(model._base_manager.filter(pk__gt=base[model]).order_by("pk").values()),
+                )
                 for model in tables
-                if model._base_manager.exists()
             ]
             transaction.set_rollback(True)
-        return result, cls(rows)
+        rows = [(model, found) for model, found in rows if found]
+        return result, cls(rows, {model: base[model] for model, _ in rows})
 
-    def restore(self) -> None:
-        """Write the rows again. Where a test already put rows in one of the tables, the
-        snapshot's ids move past them, and every reference to a moved id moves along."""
-        offsets = {model: _max_pk(model) for model, _ in self.rows}
-        with transaction.atomic():
+    def restore(self) -> dict[type[models.Model], int]:
+        """Write the rows again, and say how far each table's ids moved. Where a test already
+        put rows in one of the tables, the snapshot's ids move past them, and every reference
+        to a moved id moves along."""
+        offsets = {model: max(0, _max_pk(model) - self.base[model]) for model, _ in self.rows}
+        with transaction.atomic(), _clock_stopped([model for model, _ in self.rows]):
             for model, rows in self.rows:
                 shift = _shifter(model, offsets)
                 model._base_manager.bulk_create(model(**shift(row)) for row in rows)
@@ -53,6 +61,26 @@ class RowSnapshot:
                 with connection.cursor() as cursor:
                     for sql in statements:
                         cursor.execute(sql)
+        return offsets
+
+
+@contextmanager
+def _clock_stopped(tables: list[type[models.Model]]) -> Iterator[None]:
+    """Keep the recorded times: `auto_now` fields would stamp the restore's own time (and an
+    edit form's revision, which is its `updated_at`, would then be stale)."""
+    stamped = [
+        (field, field.auto_now, field.auto_now_add)
+        for model in tables
+        for field in model._meta.concrete_fields
+        if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False)
+    ]
+    for field, _, _ in stamped:
+        field.auto_now = field.auto_now_add = False
+    try:
+        yield
+    finally:
+        for field, auto_now, auto_now_add in stamped:
+            field.auto_now, field.auto_now_add = auto_now, auto_now_add
 
 
 def _max_pk(model: type[models.Model]) -> int:
