@@ -4,9 +4,12 @@ import os
 import re
 import subprocess
 
+import pytest
+
 from tests.services import ROOT
 
 
+@pytest.mark.processes
 def test_bin_manage_runs_django_commands_from_any_directory(tmp_path):
     env = {**os.environ, "VAR_DIR": str(tmp_path / "var")}
     done = subprocess.run(

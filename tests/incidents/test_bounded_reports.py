@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 from incidents.models import Analysis
 from incidents.services import analysis_request, analysis_run
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]  # each test analyses 2 MiB
 PAGE_BUDGET = 200_000  # bytes
 
 

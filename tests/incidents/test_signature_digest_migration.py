@@ -8,7 +8,7 @@ from incidents.models import Signature
 from incidents.seeding import catalog_seed, signature_digest
 from incidents.services import signature_update
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]  # migrates back and forth
 
 BEFORE = ("incidents", "0005_queued_at_optional")
 AFTER = ("incidents", "0006_signature_catalog_digest")

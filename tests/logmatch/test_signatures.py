@@ -3,6 +3,7 @@ acting as signatures by themselves."""
 
 from __future__ import annotations
 
+import pytest
 import re2
 
 from incidents.catalog import engine_specs
@@ -159,6 +160,7 @@ def test_a_vague_symptom_line_is_not_a_signature():
     assert "too short" in index.rejected["symptom:vague:1"]
 
 
+@pytest.mark.slow
 def test_ten_thousand_signatures_compile_into_a_few_filters():
     incidents = [
         IncidentSpec(f"incident-{n}", f"Incident {n}", "train", f"component{n} failed badly")
@@ -233,6 +235,7 @@ def test_scan_over_several_filters_finds_the_same(monkeypatch):
     assert found == _naive_scan(index.signatures, SCAN_LINES)
 
 
+@pytest.mark.slow
 def test_the_filters_find_what_a_search_per_signature_finds():
     """The filters find exactly what one RE2 search per signature and line finds, on the
     healthy corpus, every case tail and lines dense in the signatures' own words."""
@@ -253,6 +256,7 @@ def test_the_filters_find_what_a_search_per_signature_finds():
     assert found == _naive_scan(index.signatures, lines)
 
 
+@pytest.mark.slow
 def test_a_corpus_tries_many_patterns_at_once_with_the_answers_of_one_at_a_time():
     catalog_patterns = [spec.pattern for spec in engine_specs()[1]]
     patterns = [*catalog_patterns, r"step=\d+", r"(?i)info", r"(?<=x)y"]
