@@ -27,10 +27,17 @@ class RowSnapshot:
         self.base = base  # the highest id of each table before the seed (rows a migration wrote)
 
     @classmethod
-    def take(cls, seed: Callable[[], Any], app_labels: Iterable[str]) -> tuple[Any, RowSnapshot]:
+    def take(
+        cls,
+        seed: Callable[[], Any],
+        app_labels: Iterable[str],
+        leave_out: Iterable[type[models.Model]] = (),
+    ) -> tuple[Any, RowSnapshot]:
         """Run `seed` in a transaction that is rolled back, keeping the rows it added to the
-        tables of `app_labels`; the database is left as it was."""
-        tables = _models_in_dependency_order(app_labels)
+        tables of `app_labels` (but those of `leave_out`, which a test's own setup writes
+        again); the database is left as it was."""
+        skipped = set(leave_out)
+        tables = [m for m in _models_in_dependency_order(app_labels) if m not in skipped]
         with transaction.atomic():
             base = {model: _max_pk(model) for model in tables}
             result = seed()
