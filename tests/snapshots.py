@@ -3,27 +3,24 @@
 Seeding the catalog runs every service a person's filing runs (validation, history, the
 benign check), which is what the seed tests test, but far too slow to repeat before each of
 the many tests that only need a populated book. `RowSnapshot.take` records what a seed wrote
-to a set of tables; `restore` writes the same rows again with a few bulk inserts.
+to a set of tables; `restore` writes the same rows again, one multi-row INSERT per table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.apps import apps
 from django.core.management.color import no_style
 from django.db import connection, models, transaction
 
+Rows = list[tuple[type[models.Model], list[tuple[Any, ...]]]]
+
 
 class RowSnapshot:
-    def __init__(
-        self,
-        rows: list[tuple[type[models.Model], list[dict[str, Any]]]],
-        base: dict[type[models.Model], int],
-    ):
-        self.rows = rows
+    def __init__(self, rows: Rows, base: dict[type[models.Model], int]):
+        self.rows = rows  # each table's new rows as the database returned them, column order
         self.base = base  # the highest id of each table before the seed (rows a migration wrote)
 
     @classmethod
@@ -41,53 +38,48 @@ class RowSnapshot:
         with transaction.atomic():
             base = {model: _max_pk(model) for model in tables}
             result = seed()
-            rows = [
-                (
-                    model,
-                    list(model._base_manager.filter(pk__gt=base[model]).order_by("pk").values()),
-                )
-                for model in tables
-            ]
+            rows = [(model, _rows_after(model, base[model])) for model in tables]
             transaction.set_rollback(True)
         rows = [(model, found) for model, found in rows if found]
         return result, cls(rows, {model: base[model] for model, _ in rows})
 
     def restore(self) -> dict[type[models.Model], int]:
-        """Write the rows again, and say how far each table's ids moved. Where a test already
-        put rows in one of the tables, the snapshot's ids move past them, and every reference
-        to a moved id moves along."""
+        """Write the rows again as they were read (no model is built, no `auto_now` stamps
+        a new time), and say how far each table's ids moved. Where a test already put rows
+        in one of the tables, the snapshot's ids move past them, and every reference to a
+        moved id moves along."""
         offsets = {model: max(0, _max_pk(model) - self.base[model]) for model, _ in self.rows}
-        with transaction.atomic(), _clock_stopped([model for model, _ in self.rows]):
+        with transaction.atomic(), connection.cursor() as cursor:
             for model, rows in self.rows:
-                shift = _shifter(model, offsets)
-                model._base_manager.bulk_create(model(**shift(row)) for row in rows)
-            statements = connection.ops.sequence_reset_sql(
+                columns = _columns(model)
+                sql = "INSERT INTO {} ({}) VALUES ({})".format(
+                    connection.ops.quote_name(model._meta.db_table),
+                    ", ".join(connection.ops.quote_name(column) for column in columns),
+                    ", ".join(["%s"] * len(columns)),
+                )
+                cursor.executemany(sql, _shifted(model, rows, offsets))
+            for statement in connection.ops.sequence_reset_sql(
                 no_style(), [model for model, _ in self.rows]
-            )
-            if statements:
-                with connection.cursor() as cursor:
-                    for sql in statements:
-                        cursor.execute(sql)
+            ):
+                cursor.execute(statement)
         return offsets
 
 
-@contextmanager
-def _clock_stopped(tables: list[type[models.Model]]) -> Iterator[None]:
-    """Keep the recorded times: `auto_now` fields would stamp the restore's own time (and an
-    edit form's revision, which is its `updated_at`, would then be stale)."""
-    stamped = [
-        (field, field.auto_now, field.auto_now_add)
-        for model in tables
-        for field in model._meta.concrete_fields
-        if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False)
-    ]
-    for field, _, _ in stamped:
-        field.auto_now = field.auto_now_add = False
-    try:
-        yield
-    finally:
-        for field, auto_now, auto_now_add in stamped:
-            field.auto_now, field.auto_now_add = auto_now, auto_now_add
+def _columns(model: type[models.Model]) -> list[str]:
+    return [field.column for field in model._meta.concrete_fields]
+
+
+def _rows_after(model: type[models.Model], base: int) -> list[tuple[Any, ...]]:
+    quote = connection.ops.quote_name
+    sql = "SELECT {} FROM {} WHERE {} > %s ORDER BY {}".format(
+        ", ".join(quote(column) for column in _columns(model)),
+        quote(model._meta.db_table),
+        quote(model._meta.pk.column),
+        quote(model._meta.pk.column),
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [base])
+        return [tuple(row) for row in cursor.fetchall()]
 
 
 def _max_pk(model: type[models.Model]) -> int:
@@ -95,28 +87,29 @@ def _max_pk(model: type[models.Model]) -> int:
     return found if isinstance(found, int) else 0
 
 
-def _shifter(model: type[models.Model], offsets: dict) -> Callable[[dict], dict]:
-    """What moves a row of `model` by the offsets: its own id and every id it refers to
-    (a history row's `id` is the id of the object it records)."""
-    moves: dict[str, int] = {}
-    if offsets.get(model):
-        moves[model._meta.pk.attname] = offsets[model]
-    recorded = getattr(model, "instance_type", None)
-    if offsets.get(recorded):
-        moves["id"] = offsets[recorded]
-    for field in model._meta.concrete_fields:
-        if field.is_relation and offsets.get(field.related_model):
-            moves[field.attname] = offsets[field.related_model]
+def _shifted(
+    model: type[models.Model], rows: list[tuple[Any, ...]], offsets: dict
+) -> list[tuple[Any, ...]]:
+    """The rows moved by the offsets: their own id and every id they refer to (a history
+    row's `id` is the id of the object it records)."""
+    fields = model._meta.concrete_fields
+    moves: dict[int, int] = {}
+    for index, field in enumerate(fields):
+        if field.primary_key and offsets.get(model):
+            moves[index] = offsets[model]
+        elif field.is_relation and offsets.get(field.related_model):
+            moves[index] = offsets[field.related_model]
+        elif field.attname == "id" and offsets.get(getattr(model, "instance_type", None)):
+            moves[index] = offsets[model.instance_type]
     if not moves:
-        return dict
-
-    def shift(row: dict) -> dict:
-        return {
-            name: value + moves[name] if name in moves and value is not None else value
-            for name, value in row.items()
-        }
-
-    return shift
+        return rows
+    return [
+        tuple(
+            value + moves[index] if index in moves and value is not None else value
+            for index, value in enumerate(row)
+        )
+        for row in rows
+    ]
 
 
 def _models_in_dependency_order(app_labels: Iterable[str]) -> list[type[models.Model]]:
