@@ -5,7 +5,8 @@
 throughput a training run reports (`3521 samples/s`, `ips: 107.9 images/sec`,
 `TFLOP/s/GPU): 243.6`, `MFU: 41.2`), turning a throughput into its inverse so that every
 series is a cost: a cost that grows is a run slowing down. The time to the first token a
-server reports is its own series, whose growth is a latency symptom, not a slow training.
+server reports is its own series, whose growth is a latency symptom, not a slow training;
+so is its KV-cache usage, a finding when it ends nearly full and fuller than it started.
 Each metric of each kind of line (its first word: tqdm's `Map`, `Epoch`, Megatron's
 `iteration`) is its own series, so two progress bars are never compared with each other.
 A throughput on a line that also counts requests depends on the load offered to a server,
@@ -78,6 +79,14 @@ _METRICS: tuple[tuple[str, str, str, str], ...] = (
     ("throughput", "flops", r"(?i)\bTFLOPs?\b[^0-9|,]{0,24}" + _NUMBER, "rate"),
     ("throughput", "mfu", r"(?i)\bMFU\b[^0-9|,]{0,6}" + _NUMBER, "rate"),
     (
+        "kv",
+        "kv",
+        r"(?i)\b(?:GPU |NPU )?(?:KV[ _-]?cache[ _]usage|token[ _]usage)\b\s*[:=]?\s*"
+        + _NUMBER
+        + r"(%?)",
+        "level",
+    ),
+    (
         "ttft",
         "ttft",
         r"(?i)\b(?:TTFT|time[_ ]to[_ ]first[_ ]token|first[_ ]token[_ ](?:latency|time))\b"
@@ -104,7 +113,12 @@ _WORDS = {
         gettext_noop("the time to first token"),
         "time to first token (TTFT) latency grows",
     ),
+    "kv": (
+        gettext_noop("the KV-cache usage"),
+        "KV cache usage climbs until the cache is full",
+    ),
 }
+FULL = 90.0  # a KV cache this full (%) at the end of a series that does not go down
 
 
 @dataclass(frozen=True)
@@ -117,7 +131,8 @@ def speed_trend(lines: Sequence[str]) -> Trend | None:
     """The series in `lines` whose cost grows the most, or None when none grows."""
     best: tuple[float, _Series] | None = None
     for series in _series(lines):
-        ratio = _growth(series.points[-WINDOW:])
+        grows = _filling if series.name == "kv" else _growth
+        ratio = grows(series.points[-WINDOW:])
         if ratio is not None and (best is None or ratio > best[0]):
             best = (ratio, series)
     if best is None:
@@ -150,6 +165,14 @@ def _growth(points: Sequence[tuple[int, float]]) -> float | None:
     return None
 
 
+def _filling(points: Sequence[tuple[int, float]]) -> float | None:
+    """How much fuller the cache ends than it starts, if it ends nearly full."""
+    values = [value for _, value in points]
+    if len(values) < 2 or values[-1] < FULL or values[-1] <= values[0]:
+        return None
+    return values[-1] / max(values[0], 1.0)
+
+
 def _series(lines: Sequence[str]) -> list[_Series]:
     found: dict[tuple[str, str, str], list[tuple[int, float]]] = defaultdict(list)
     for number, line in enumerate(lines):
@@ -169,6 +192,9 @@ def _series(lines: Sequence[str]) -> list[_Series]:
             if value <= 0:
                 continue
             taken.add(group)
-            cost = 1.0 / value if kind == "rate" else value
+            if kind == "level":  # a share: 0.98 or 98%
+                cost = value if match.group(2) or value > 1 else value * 100
+            else:
+                cost = 1.0 / value if kind == "rate" else value
             found[(series, group, kind_of_line)].append((number, cost))
     return [_Series(name, points) for (name, _, _), points in found.items()]

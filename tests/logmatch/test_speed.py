@@ -134,3 +134,26 @@ def test_a_loop_is_a_lead_to_the_incident_that_describes_it():
     text = "Prompt: 'Paris is'\nGenerated text: ' is is is is is is is is is is'"
     top = analyze(text, build_index([SLOW, LOOP], [])).suggestions[0]
     assert (top.slug, top.confident) == ("repetitive-generation", False)
+    assert "resembles the text of INFO line 2: “is” repeats 10 times in a row" in top.why
+
+
+def _vllm_stats(usages):
+    return [
+        "INFO 07-10 10:01:05 metrics.py:341] Avg prompt throughput: 0.0 tokens/s, Avg generation"
+        f" throughput: 812.3 tokens/s, Running: 64 reqs, Pending: {n} reqs, GPU KV cache usage: {u}%"
+        for n, u in enumerate(usages)
+    ]
+
+
+def test_a_kv_cache_that_fills_up_is_a_finding():
+    trend = speed_trend(_vllm_stats([61.0, 78.5, 93.2, 99.4]))
+    assert trend.query == "KV cache usage climbs until the cache is full"
+    sglang = (
+        "[2024-09-10 08:01:0{n}] Decode batch. #running-req: 64, #token: 81920, token usage: {u}"
+    )
+    assert speed_trend([sglang.format(n=n, u=u) for n, u in enumerate([0.41, 0.77, 0.98])])
+
+
+def test_a_kv_cache_that_stays_low_or_empties_is_no_finding():
+    assert speed_trend(_vllm_stats([2.5, 2.6, 2.6])) is None
+    assert speed_trend(_vllm_stats([99.0, 95.0, 91.0])) is None
