@@ -2,8 +2,9 @@
 error, the output itself is the evidence.
 
 `repetition(lines)` finds the line where the same words (one to `MAX_UNIT_WORDS` of them)
-follow each other at least `MIN_REPEATS` times, or where one long run of letters is a short
-syllable repeated over and over. Numbers, hex and the words of a tensor dump (`nan`, `inf`)
+follow each other at least `MIN_REPEATS` times, where one long run of letters is a short
+syllable repeated over and over, or where a model's NaN output (`!!!!!!!!!!!!`) or
+undecodable bytes (`����`) run on. Numbers, hex and the words of a tensor dump (`nan`, `inf`)
 are not text: `[0, 0, 0, …]`, `ffff ffff …` and `tensor([nan, nan, …])` are no finding; nor
 are lines drawn with symbols (progress bars, rules). Like a trend, the finding is a lead.
 """
@@ -27,6 +28,9 @@ _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 _EDGES = "\"'`“”‘’()[]{}<>.,;:!?*"
 _HEX = re.compile(r"[0-9a-fA-F]{4,}")
 _NOT_TEXT = frozenset(("nan", "inf", "none", "null", "nil", "true", "false"))
+# What a model emits when its logits are NaN (token 0 of many vocabularies is "!") or its
+# bytes do not decode: a long run of one such character is no log's own drawing.
+_DEGENERATE = re.compile(r"([!！?？\ufffd])\1{11,}")  # twelve or more
 
 
 def repetition(lines: Sequence[str]) -> Trend | None:
@@ -48,6 +52,9 @@ def _looping(line: str) -> tuple[str, int] | None:
     """The unit that loops in `line` and how often, or None. Words are the line's
     whitespace-separated tokens without surrounding punctuation: `sm_37 sm_50` or
     `blk_-90… blk_-86…` are identifiers, not a word `sm` or `blk` repeated."""
+    degenerate = _DEGENERATE.search(line)
+    if degenerate is not None:
+        return degenerate.group(1), len(degenerate.group(0))
     words = [token.strip(_EDGES) for token in line.split()]
     words = [word if _WORD.fullmatch(word) else "" for word in words]
     for word in words:

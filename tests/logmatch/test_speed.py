@@ -79,6 +79,7 @@ def test_a_growing_time_to_first_token_is_a_latency_finding():
         "outputs=[CompletionOutput(index=0, text=' is is is is is is is is is is', finish_reason=length)]",
         "Output generated : `iguiguiguiguiguiguiguiguiguiguiguiguiguiguiguiguigu",
         "Answer: the answer is the answer is the answer is the answer is the answer is the answer is",
+        "Generated text: '!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!'",
     ],
 )
 def test_generated_text_that_loops_is_found(line):
@@ -93,6 +94,7 @@ def test_generated_text_that_loops_is_found(line):
         "ffff ffff ffff ffff ffff ffff ffff ffff",
         "[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]",
         "|██████████████████████████████████████| 100%",
+        "WARNING!!! Out of Memory!!! ============================== ##########",
         "ask 10.251.126.5:50010 to delete blk_-9016 blk_-8695 blk_-7940 blk_-3543 blk_-1029 blk_-4444",
     ],
 )
