@@ -12,6 +12,7 @@ are lines drawn with symbols (progress bars, rules). Like a trend, the finding i
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from common.phrases import Phrase, gettext_noop
@@ -31,6 +32,7 @@ _NOT_TEXT = frozenset(("nan", "inf", "none", "null", "nil", "true", "false"))
 # What a model emits when its logits are NaN (token 0 of many vocabularies is "!") or its
 # bytes do not decode: a long run of one such character is no log's own drawing.
 _DEGENERATE = re.compile(r"([!！?？\ufffd])\1{11,}")  # twelve or more
+_DEGENERATE_RUNS = tuple(character * 12 for character in "!！?？\ufffd")
 
 
 def repetition(lines: Sequence[str]) -> Trend | None:
@@ -52,16 +54,28 @@ def _looping(line: str) -> tuple[str, int] | None:
     """The unit that loops in `line` and how often, or None. Words are the line's
     whitespace-separated tokens without surrounding punctuation: `sm_37 sm_50` or
     `blk_-90… blk_-86…` are identifiers, not a word `sm` or `blk` repeated."""
-    degenerate = _DEGENERATE.search(line)
-    if degenerate is not None:
-        return degenerate.group(1), len(degenerate.group(0))
-    words = [token.strip(_EDGES) for token in line.split()]
+    if any(run in line for run in _DEGENERATE_RUNS):
+        degenerate = _DEGENERATE.search(line)
+        if degenerate is not None:
+            return degenerate.group(1), len(degenerate.group(0))
+    tokens = line.split()
+    for token in tokens:
+        if len(token) >= MIN_LOOPED_RUN:
+            word = token.strip(_EDGES)
+            if len(word) >= MIN_LOOPED_RUN and _WORD.fullmatch(word):
+                syllable = _syllable(word.lower())
+                if syllable is not None:
+                    return syllable, len(word) // len(syllable)
+    # Each word of a unit repeated MIN_REPEATS times occurs as a bare word at least
+    # MIN_REPEATS - 2 times, even where quotes or commas cling to the first and the last
+    # occurrence: most lines end here.
+    bare = [token for token in tokens if token.isalpha()]
+    if len(bare) - len(set(bare)) < MIN_REPEATS - 3:
+        return None
+    if max(Counter(bare).values()) < MIN_REPEATS - 2:
+        return None
+    words = [token.strip(_EDGES) for token in tokens]
     words = [word if _WORD.fullmatch(word) else "" for word in words]
-    for word in words:
-        if len(word) >= MIN_LOOPED_RUN:
-            syllable = _syllable(word.lower())
-            if syllable is not None:
-                return syllable, len(word) // len(syllable)
     text = [word.lower() for word in words]
     for size in range(1, MAX_UNIT_WORDS + 1):
         run = 0

@@ -15,13 +15,12 @@ not on its speed, and is not read. Like the loss trend, the finding is a lead, n
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from statistics import fmean
-
-import re2
 
 from common.phrases import Phrase, gettext_noop
 
@@ -31,74 +30,132 @@ WINDOW = 20  # latest values of a series read
 GROWTH = 1.25  # the latest third costs this much more than the first: slowing down
 STEADY_GROWTH = 1.05  # enough when no value is ever lower than the one before it
 MIN_STEADY_POINTS = 3
-_NUMBER = r"(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
-# (series, group, pattern with the number in group 1, how a value becomes a cost: a "time"
-# is one, a "rate" is inverted). A line gives each group one value, from its first pattern
-# that matches: tqdm's `s/it` and `it/s` (it switches as the speed crosses 1) are one series.
-_METRICS: tuple[tuple[str, str, str, str], ...] = (
-    ("step", "iteration", r"(?i)elapsed time per iteration \(ms\):\s*" + _NUMBER, "time"),
-    (
+_NUMBER = r"(\d+(?:\.\d+)?(?:e[-+]?\d+)?)"
+
+
+@dataclass(frozen=True)
+class _Metric:
+    """One way a log reports a number of a series. The pattern runs on the lower-cased line,
+    only when the line holds `hint` and, if `also` names any, one of them; group 1 is the
+    number. A line gives each `group` one value, from its first metric that matches: tqdm's
+    `s/it` and `it/s` (it switches as the speed crosses 1) are one series. A "time" is a cost,
+    a "rate" is inverted into one, a "level" is a share (0.98 or 98%)."""
+
+    series: str
+    group: str
+    hint: str
+    pattern: re.Pattern[str]
+    kind: str
+    also: tuple[str, ...] = ()
+
+
+def _metric(
+    series: str, group: str, hint: str, pattern: str, kind: str, also: tuple[str, ...] = ()
+) -> _Metric:
+    return _Metric(series, group, hint, re.compile(pattern), kind, also)
+
+
+_STEP_WORDS = ("step", "iter", "batch")
+# A pattern starts with a literal wherever it can (`re` then jumps from one occurrence to the
+# next), and every repetition is bounded or comes after a literal or a separator: no line
+# makes `re` backtrack more than a few steps per position. On a line that holds the hint,
+# `re` costs less than one call into RE2.
+_METRICS = (
+    _metric(
+        "step",
+        "iteration",
+        "elapsed time per iteration",
+        r"elapsed time per iteration \(ms\): {0,3}" + _NUMBER,
+        "time",
+    ),
+    _metric(
         "step",
         "step",
-        r"(?i)\b(?:step|iter|iteration|batch)[_ ]?(?:time|cost)\b['\"]?\s*(?:\(m?s\))?\s*[:=]?\s*"
+        "time",
+        r"(?:step|iter|iteration|batch)[_ ]?time\b['\"]? {0,3}(?:\(m?s\))? {0,3}[:=]? {0,3}"
         + _NUMBER,
         "time",
+        _STEP_WORDS,
     ),
-    (
+    _metric(
         "step",
         "step",
-        r"(?i)\btime[_ /](?:per[_ ])?(?:step|iter|iteration|batch)\b\s*[:=]?\s*" + _NUMBER,
+        "cost",
+        r"(?:step|iter|iteration|batch)[_ ]?cost\b['\"]? {0,3}[:=]? {0,3}" + _NUMBER,
         "time",
+        _STEP_WORDS,
     ),
-    (
+    _metric(
+        "step",
+        "step",
+        "time",
+        r"time[_ /](?:per[_ ])?(?:step|iter|iteration|batch)\b {0,3}[:=]? {0,3}" + _NUMBER,
+        "time",
+        _STEP_WORDS,
+    ),
+    _metric(
         "step",
         "tqdm",
-        r"(?i)(?:^|[\s,(\[|])" + _NUMBER + r"\s?(?:s|sec|secs|ms)/(?:it|step|iter|batch)\b",
+        "s/",
+        _NUMBER + r" ?(?:s|sec|secs|ms)/(?:it|step|iter|batch)\b",
         "time",
+        ("s/it", "s/step", "s/iter", "s/batch"),
     ),
-    ("step", "tqdm", r"(?i)(?:^|[\s,(\[|])" + _NUMBER + r"\s?it/s\b", "rate"),
-    ("step", "elapse", r"(?i)\belapsed?:\s*" + _NUMBER + r"\s?s\b", "time"),
-    ("step", "meter", r"\bTime:?\s+" + _NUMBER + r"\s+\(", "time"),
-    ("epoch", "epoch", r"(?i)\b(?:time this epoch|epoch[_ ]time)\s*[:=]?\s*" + _NUMBER, "time"),
-    ("epoch", "epoch", r"(?i)(?:^|[\s,(\[|-])" + _NUMBER + r"\s?s/epoch\b", "time"),
-    (
+    _metric("step", "tqdm", "it/s", _NUMBER + r" ?it/s\b", "rate"),
+    _metric("step", "elapse", "elapse", r"elapsed?: {0,3}" + _NUMBER + r" ?s\b", "time"),
+    _metric(
+        "step", "meter", "time", r"time:?[ \t]{1,3}" + _NUMBER + r"[ \t]{1,3}\(", "time", ("(",)
+    ),
+    _metric(
+        "epoch",
+        "epoch",
+        "epoch",
+        r"(?:time this epoch|epoch[_ ]time) {0,3}[:=]? {0,3}" + _NUMBER,
+        "time",
+        ("time",),
+    ),
+    _metric("epoch", "epoch", "s/epoch", _NUMBER + r" ?s/epoch\b", "time"),
+    _metric(
         "throughput",
         "per-second",
-        r"(?i)(?:^|[\s,(\[|:=])" + _NUMBER + r"\s?(?:samples|tokens|tok|images|imgs|examples"
+        "/s",
+        _NUMBER + r" ?(?:samples|tokens|tok|images|imgs|examples"
         r"|seqs|sequences|sentences|frames|utts|utterances)/s(?:ec)?\b",
         "rate",
     ),
-    (
+    _metric(
         "throughput",
         "per-second",
-        r"(?i)\b(?:samples|tokens|images|examples|sequences)[_ ]per[_ ]sec(?:ond)?\b[^0-9|,]{0,12}"
+        "per",
+        r"(?:samples|tokens|images|examples|sequences)[_ ]per[_ ]sec(?:ond)?\b[^0-9|,]{0,12}"
         + _NUMBER,
         "rate",
+        ("per sec", "per_sec"),
     ),
-    ("throughput", "per-second", r"(?i)\bips:\s*" + _NUMBER, "rate"),
-    ("throughput", "flops", r"(?i)\bTFLOPs?\b[^0-9|,]{0,24}" + _NUMBER, "rate"),
-    ("throughput", "mfu", r"(?i)\bMFU\b[^0-9|,]{0,6}" + _NUMBER, "rate"),
-    (
+    _metric("throughput", "per-second", "ips:", r"ips: {0,3}" + _NUMBER, "rate"),
+    _metric("throughput", "flops", "tflop", r"tflops?\b[^0-9|,]{0,24}" + _NUMBER, "rate"),
+    _metric("throughput", "mfu", "mfu", r"mfu\b[^0-9|,]{0,6}" + _NUMBER, "rate"),
+    _metric(
         "kv",
         "kv",
-        r"(?i)\b(?:GPU |NPU )?(?:KV[ _-]?cache[ _]usage|token[ _]usage)\b\s*[:=]?\s*"
-        + _NUMBER
-        + r"(%?)",
+        "usage",
+        r"(?:kv[ _-]?cache[ _]usage|token[ _]usage)\b {0,3}[:=]? {0,3}" + _NUMBER + r"(%?)",
         "level",
+        ("cache", "token"),
     ),
-    (
+    _metric("ttft", "ttft", "ttft", r"ttft\b[^0-9|,]{0,16}" + _NUMBER, "time"),
+    _metric(
         "ttft",
         "ttft",
-        r"(?i)\b(?:TTFT|time[_ ]to[_ ]first[_ ]token|first[_ ]token[_ ](?:latency|time))\b"
+        "first",
+        r"(?:time[_ ]to[_ ]first[_ ]token|first[_ ]token[_ ](?:latency|time))\b"
         r"[^0-9|,]{0,16}" + _NUMBER,
         "time",
+        ("token",),
     ),
 )
-_COMPILED = tuple(
-    (series, group, re2.compile(pattern), kind) for series, group, pattern, kind in _METRICS
-)
-_LOAD = re2.compile(r"(?i)\b(?:reqs|requests)\b")
-_FIRST_WORD = re2.compile(r"[A-Za-z]{3,}")
+_LOAD = re.compile(r"\b(?:reqs|requests)\b")
+_FIRST_WORD = re.compile(r"[a-z]{3,}")
 _WORDS = {
     "step": (
         gettext_noop("the step time"),
@@ -173,28 +230,40 @@ def _filling(points: Sequence[tuple[int, float]]) -> float | None:
     return values[-1] / max(values[0], 1.0)
 
 
+def _inside_a_word(line: str, start: int) -> bool:
+    """Whether a match starts inside a word or a number: "fips:", "runtime 3 (", "x2.5it/s"."""
+    before = line[start - 1] if start else " "
+    return line[start].isalnum() and (before.isalnum() or before in "._")
+
+
 def _series(lines: Sequence[str]) -> list[_Series]:
     found: dict[tuple[str, str, str], list[tuple[int, float]]] = defaultdict(list)
     for number, line in enumerate(lines):
-        if not any(character.isdigit() for character in line):
-            continue
-        first = _FIRST_WORD.search(line)
-        kind_of_line = first.group(0).lower() if first else ""
-        load = _LOAD.search(line) is not None
+        lowered = line.lower()
         taken: set[str] = set()
-        for series, group, pattern, kind in _COMPILED:
-            if group in taken or (load and series == "throughput"):
+        load: bool | None = None
+        for metric in _METRICS:
+            if metric.group in taken or metric.hint not in lowered:
                 continue
-            match = pattern.search(line)
-            if match is None:
+            if metric.also and not any(word in lowered for word in metric.also):
                 continue
+            match = metric.pattern.search(lowered)
+            if match is None or _inside_a_word(lowered, match.start()):
+                continue
+            if metric.series == "throughput":
+                load = _LOAD.search(lowered) is not None if load is None else load
+                if load:
+                    continue
             value = float(match.group(1))
             if value <= 0:
                 continue
-            taken.add(group)
-            if kind == "level":  # a share: 0.98 or 98%
+            taken.add(metric.group)
+            if metric.kind == "level":
                 cost = value if match.group(2) or value > 1 else value * 100
             else:
-                cost = 1.0 / value if kind == "rate" else value
-            found[(series, group, kind_of_line)].append((number, cost))
+                cost = 1.0 / value if metric.kind == "rate" else value
+            first = _FIRST_WORD.search(lowered)
+            found[(metric.series, metric.group, first.group(0) if first else "")].append(
+                (number, cost)
+            )
     return [_Series(name, points) for (name, _, _), points in found.items()]

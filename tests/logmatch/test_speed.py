@@ -159,3 +159,8 @@ def test_a_kv_cache_that_fills_up_is_a_finding():
 def test_a_kv_cache_that_stays_low_or_empties_is_no_finding():
     assert speed_trend(_vllm_stats([2.5, 2.6, 2.6])) is None
     assert speed_trend(_vllm_stats([99.0, 95.0, 91.0])) is None
+
+
+def test_a_number_right_after_a_word_still_counts_a_word_inside_another_does_not():
+    assert speed_trend([f"epoch 3 step {n} {v}it/s" for n, v in enumerate([3.0, 2.1, 1.2])])
+    assert speed_trend([f"runtime {v} (cpu)" for v in (1.0, 2.0, 3.0)]) is None
