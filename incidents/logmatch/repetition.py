@@ -6,7 +6,8 @@ follow each other at least `MIN_REPEATS` times, where one long run of letters is
 syllable repeated over and over, or where a model's NaN output (`!!!!!!!!!!!!`) or
 undecodable bytes (`����`) run on. Numbers, hex and the words of a tensor dump (`nan`, `inf`)
 are not text: `[0, 0, 0, …]`, `ffff ffff …` and `tensor([nan, nan, …])` are no finding; nor
-are lines drawn with symbols (progress bars, rules). Like a trend, the finding is a lead.
+are lines drawn with symbols (progress bars, rules). Only the last `LINES_READ` lines are
+read. Like a trend, the finding is a lead.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ MAX_UNIT_WORDS = 6
 MIN_LOOPED_RUN = 24  # letters in one run made of a repeated syllable
 MAX_SYLLABLE = 8
 MAX_LINE = 4000  # characters of a line looked at
+LINES_READ = 5000  # the last lines of a tail looked at
 QUERY = "generated text repeats itself: the same words loop until max_tokens"
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 _EDGES = "\"'`“”‘’()[]{}<>.,;:!?*"
@@ -37,7 +39,7 @@ _DEGENERATE_RUNS = tuple(character * 12 for character in "!！?？\ufffd")
 
 def repetition(lines: Sequence[str]) -> Trend | None:
     """The last line whose text loops, or None."""
-    for number in range(len(lines) - 1, -1, -1):
+    for number in range(len(lines) - 1, max(0, len(lines) - LINES_READ) - 1, -1):
         found = _looping(lines[number][:MAX_LINE])
         if found is not None:
             unit, repeats = found

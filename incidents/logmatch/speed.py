@@ -10,7 +10,8 @@ so is its KV-cache usage, a finding when it ends nearly full and fuller than it 
 Each metric of each kind of line (its first word: tqdm's `Map`, `Epoch`, Megatron's
 `iteration`) is its own series, so two progress bars are never compared with each other.
 A throughput on a line that also counts requests depends on the load offered to a server,
-not on its speed, and is not read. Like the loss trend, the finding is a lead, never proof.
+not on its speed, and is not read. Only the last `LINES_READ` lines are read, the end of a run
+being where it shows. Like the loss trend, the finding is a lead, never proof.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from common.phrases import Phrase, gettext_noop
 from .trends import Trend
 
 WINDOW = 20  # latest values of a series read
+LINES_READ = 5000  # the last lines of a tail looked at: where a run's end shows
 GROWTH = 1.25  # the latest third costs this much more than the first: slowing down
 STEADY_GROWTH = 1.05  # enough when no value is ever lower than the one before it
 MIN_STEADY_POINTS = 3
@@ -238,8 +240,9 @@ def _inside_a_word(line: str, start: int) -> bool:
 
 def _series(lines: Sequence[str]) -> list[_Series]:
     found: dict[tuple[str, str, str], list[tuple[int, float]]] = defaultdict(list)
-    for number, line in enumerate(lines):
-        lowered = line.lower()
+    first_line = max(0, len(lines) - LINES_READ)
+    for number in range(first_line, len(lines)):
+        lowered = lines[number].lower()
         taken: set[str] = set()
         load: bool | None = None
         for metric in _METRICS:

@@ -7,7 +7,7 @@ import pytest
 
 from incidents.logmatch import IncidentSpec, analyze, build_index
 from incidents.logmatch.repetition import repetition
-from incidents.logmatch.speed import speed_trend
+from incidents.logmatch.speed import LINES_READ, speed_trend
 
 BENIGN = Path(__file__).resolve().parents[2] / "incidents" / "logmatch" / "benign"
 MEGATRON = (
@@ -164,3 +164,13 @@ def test_a_kv_cache_that_stays_low_or_empties_is_no_finding():
 def test_a_number_right_after_a_word_still_counts_a_word_inside_another_does_not():
     assert speed_trend([f"epoch 3 step {n} {v}it/s" for n, v in enumerate([3.0, 2.1, 1.2])])
     assert speed_trend([f"runtime {v} (cpu)" for v in (1.0, 2.0, 3.0)]) is None
+
+
+def test_only_the_end_of_a_long_tail_is_read():
+    slowing = _megatron([11075.6, 14642.7])
+    filler = ["INFO heartbeat ok"] * LINES_READ
+    assert speed_trend(slowing + filler) is None
+    assert speed_trend(filler + slowing) is not None
+    looping = ["text=' is is is is is is is is is is'"]
+    assert repetition(looping + filler) is None
+    assert repetition(filler + looping) is not None
