@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from common.phrases import gettext_noop
 
 from .generic import is_consequence, is_generic
+from .repetition import repetition
 from .signatures import Hit
 from .similarity import SimilarityIndex
+from .speed import speed_trend
 from .tail import DESCRIPTION_LINES, Tail, is_table_row, line_weight
 from .trends import loss_trend
 from .types import Evidence, Group, IncidentSpec, Level
@@ -109,22 +111,28 @@ def similarity_clues(tail: Tail, index: SimilarityIndex) -> dict[str, list[Clue]
 
 
 def trend_clues(tail: Tail, index: SimilarityIndex) -> dict[str, list[Clue]]:
-    """Clues from the tail's numbers: a training loss that is not coming down, matched by
-    its wording against each incident's text. Only where no error line tells the story:
-    next to one, a loss curve is background."""
+    """Clues from the tail's numbers and output: a training loss that is not coming down, a
+    step time or latency that grows (a throughput that drops), generated text that loops,
+    each matched by its wording against each incident's text. Only where no error line
+    tells the story: next to one, the numbers are background."""
     if tail.telling_level is Level.ERROR:
         return {}
-    trend = loss_trend(tail.lines)
-    if trend is None:
-        return {}
     clues: dict[str, list[Clue]] = defaultdict(list)
-    for hit in index.best_matches([trend.query], top=3):
-        if hit.score >= SIMILARITY_FLOOR:
-            clues[index.slugs[hit.incident]].append(
-                _similar_clue(
-                    tail, trend.line, hit.score, kind="trend", source="trend:loss", seen=trend.seen
+    findings = (
+        ("trend:loss", loss_trend(tail.lines)),
+        ("trend:speed", speed_trend(tail.lines)),
+        ("trend:repetition", repetition(tail.lines)),
+    )
+    for source, trend in findings:
+        if trend is None:
+            continue
+        for hit in index.best_matches([trend.query], top=3):
+            if hit.score >= SIMILARITY_FLOOR:
+                clues[index.slugs[hit.incident]].append(
+                    _similar_clue(
+                        tail, trend.line, hit.score, kind="trend", source=source, seen=trend.seen
+                    )
                 )
-            )
     return clues
 
 

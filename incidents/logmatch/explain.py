@@ -61,6 +61,12 @@ def _describe(clue: Clue) -> Phrase:
         return Phrase(gettext_noop("users confirmed it for %(where)s"), where=where)
     if clue.kind == "stage":
         return Phrase(STAGE_LEAD_REASONS[clue.seen], where=where)
+    if clue.kind == "trend" and clue.source == "trend:repetition":
+        return Phrase(
+            gettext_noop("its symptom resembles the text of %(where)s: %(seen)s"),
+            where=where,
+            seen=clue.seen,
+        )
     if clue.kind == "trend":
         return Phrase(
             gettext_noop("its symptom resembles the numbers up to %(where)s: %(seen)s"),

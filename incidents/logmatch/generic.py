@@ -79,6 +79,7 @@ _CONSEQUENCE = re2.compile(
     r"|\bCould not build wheels for\b|\bFailed building wheel for\b"
     r"|\bFailed to build (?:installable wheels|[\w.\-]+\s*$)"
     r"|\berror: subprocess-exited-with-error\b|\bEngine background task failed\b"
+    r"|\bReceived (?:15|(?:Signals\.)?SIGTERM) death signal\b"
 )
 _PYTHON_FRAME = re2.compile(r'File "[^"]*", line \d+')
 _EXCEPTION_MESSAGE = re2.compile(r"\b[\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b:")

@@ -1,0 +1,30 @@
+"""A line that only reports that a job was stopped from outside ranks below the line that
+says why, whichever comes last."""
+
+from incidents.catalog import engine_specs
+from incidents.logmatch import analyze, build_index
+from incidents.logmatch.generic import is_consequence
+
+TIMEOUT = (
+    "[E ProcessGroupNCCL.cpp:828] [Rank 1] Watchdog caught collective operation timeout:"
+    " WorkNCCL(SeqNum=5, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800094 milliseconds"
+    " before timing out."
+)
+SIGTERM = (
+    "torch.distributed.elastic.multiprocessing.api: [WARNING] Received 15 death signal,"
+    " shutting down workers"
+)
+
+
+def test_a_launcher_told_to_stop_only_reports_the_failure():
+    assert is_consequence(SIGTERM)
+    assert is_consequence("WARNING: Received Signals.SIGTERM death signal, shutting down workers")
+    assert not is_consequence("Received 2 death signal, shutting down workers")  # Ctrl-C
+
+
+def test_the_cause_beside_it_ranks_first():
+    index = build_index(*engine_specs())
+    report = analyze(f"{TIMEOUT}\n{SIGTERM}\n", index)
+    assert report.suggestions[0].slug == "collective-timeout"
+    alone = analyze(f"step 120 | loss 2.31\n{SIGTERM}\n", index).suggestions
+    assert not any(suggestion.confident for suggestion in alone)  # who sent it is not said
