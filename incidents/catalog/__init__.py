@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from functools import cache
@@ -76,10 +77,18 @@ def catalog_files(directory: Path = CATALOG_DIR) -> list[Path]:
 
 
 def load_catalog(directory: Path = CATALOG_DIR) -> list[CatalogIncident]:
+    """Every shipped incident; a slug, or a signature key within an incident, given twice is
+    refused (the seed keys what it wrote by them)."""
     entries = []
     for path in catalog_files(directory):
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         entries.extend(_incident(raw) for raw in data.get("incident", []))
+    keys = [entry.slug for entry in entries] + [
+        f"{entry.slug}:{signature.key}" for entry in entries for signature in entry.signatures
+    ]
+    repeated = sorted(key for key, n in Counter(keys).items() if n > 1)
+    if repeated:
+        raise ValueError(f"The catalog gives these slugs or signature keys twice: {repeated}")
     return entries
 
 

@@ -182,8 +182,12 @@ def signature_problems(*, pattern: str, examples: str, unless: str = "") -> dict
 
 
 def _signature_save(signature: Signature, actor, *, was_of: str = "") -> Signature:
-    """Validate and save; `was_of` is the incident it belonged to before an edit moved it."""
-    signature.full_clean()
+    """Validate and save; `was_of` is the incident it belonged to before an edit moved it.
+
+    The catalog key is not checked here: only the seed writes one, from a catalog whose
+    loader refuses a repeated key, and the database's constraint stands behind it (checking
+    a conditional constraint costs a query built from every field, on every save)."""
+    signature.full_clean(exclude=["catalog_key"])
     problems = signature_problems(
         pattern=signature.pattern, examples=signature.examples, unless=signature.unless
     )

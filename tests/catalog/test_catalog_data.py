@@ -14,7 +14,7 @@ import re2
 
 from common.choices import Severity
 from common.vocabulary import DISCIPLINES, LANGUAGES, STAGES
-from incidents.catalog import CatalogIncident, load_catalog
+from incidents.catalog import CATALOG_DIR, CatalogIncident, load_catalog
 from incidents.logmatch import check_counter
 from incidents.logmatch.benign import LineCorpus
 from incidents.models.incident import MAX_TAGS
@@ -262,3 +262,11 @@ def test_the_allowed_overlaps_are_still_needed(catalog, compiled):
             incident = next(i for i in catalog if i.slug == other)
             texts = [ex for sig in incident.signatures for ex in sig.examples]
             assert any(pattern.search(t) for t in texts), f"stale overlap {owner}/{key} -> {other}"
+
+
+def test_a_slug_or_signature_key_given_twice_is_refused(tmp_path):
+    shipped = (CATALOG_DIR / "incidents.toml").read_text(encoding="utf-8")
+    (tmp_path / "incidents.toml").write_text(shipped, encoding="utf-8")
+    (tmp_path / "again.toml").write_text(shipped, encoding="utf-8")
+    with pytest.raises(ValueError, match="twice"):
+        load_catalog(tmp_path)
