@@ -146,6 +146,13 @@ def keyset_after(keys: list[Key], values: list[Any], reverse: bool) -> Q:
     return keys[0].at_or_after(values[0], reverse) & after
 
 
+def cursor_encode(names: list[str], values: list[Any], *, reverse: bool = False) -> str:
+    """The cursor of the position `values` in the order `names` (the terms, the id last)."""
+    body = {"k": names, "v": values, "r": int(reverse)}
+    text = json.dumps(body, cls=_Encoder, ensure_ascii=True, separators=(",", ":"))
+    return urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
 class Pagination(CursorPagination):
     """Pages of 50; `page_size` from 1 to 200, and any other value is refused, not replaced by
     the default (a client asking for 500 rows was quietly sent 200). `next` and `previous`
@@ -193,9 +200,7 @@ class Pagination(CursorPagination):
 
     def _link(self, row, *, reverse: bool) -> str:
         values = [getattr(row, key.attribute) for key in self.keys]
-        body = {"k": [key.name for key in self.keys], "v": values, "r": int(reverse)}
-        text = json.dumps(body, cls=_Encoder, ensure_ascii=True, separators=(",", ":"))
-        encoded = urlsafe_b64encode(text.encode()).decode().rstrip("=")
+        encoded = cursor_encode([key.name for key in self.keys], values, reverse=reverse)
         return replace_query_param(self.base_url, self.cursor_query_param, encoded)
 
     def _decode(self, request) -> tuple[list[Any] | None, bool]:
