@@ -39,6 +39,7 @@ class Key:
     attribute: str  # the row's attribute, and the name filters use
     descending: bool
     nulls_largest: bool  # where NULL sorts, as if it were a value
+    nullable: bool  # a NOT NULL column gets no IS NULL test, which would cost its index range
     nulls_explicit: bool  # the order said NULLS FIRST/LAST itself (else the database's own)
 
     def order(self, reverse: bool) -> OrderBy:
@@ -56,7 +57,7 @@ class Key:
     def at_or_after(self, value: Any, reverse: bool) -> Q:
         """Rows at the value or after it: a range the index of the order serves."""
         descending = self.descending != reverse
-        nulls_after = self.nulls_largest != descending
+        nulls_after = self.nullable and self.nulls_largest != descending
         if value is None:
             return Q(**{f"{self.attribute}__isnull": True}) if nulls_after else Q()
         at_or_after = Q(**{f"{self.attribute}__{'lte' if descending else 'gte'}": value})
@@ -66,7 +67,7 @@ class Key:
 
     def after(self, value: Any, reverse: bool) -> Q:
         descending = self.descending != reverse
-        nulls_after = self.nulls_largest != descending
+        nulls_after = self.nullable and self.nulls_largest != descending
         if value is None:
             return Q(pk__in=[]) if nulls_after else Q(**{f"{self.attribute}__isnull": False})
         after = Q(**{f"{self.attribute}__{'lt' if descending else 'gt'}": value})
@@ -96,30 +97,33 @@ def order_keys(queryset) -> tuple[list[Key], dict[str, Any]]:
             name = expression.name if isinstance(expression, F) else f"expression {n}"
         else:
             raise TypeError(f"cannot page by cursor over the order {term!r}")
-        attribute = _attribute(meta, name, query.annotations)
+        attribute, nullable = _attribute(meta, name, query.annotations)
         if attribute is None:
             attribute = f"cursor_{n}"
             annotations[attribute] = expression
         explicit = nulls_first or nulls_last
         nulls_largest = (nulls_last != descending) if explicit else native_nulls_largest
-        keys.append(Key(str(term), attribute, descending, nulls_largest, explicit))
+        keys.append(Key(str(term), attribute, descending, nulls_largest, nullable, explicit))
     if not any(key.attribute == meta.pk.attname for key in keys):
         descending = keys[-1].descending if keys else True
-        keys.append(Key("pk", meta.pk.attname, descending, False, False))
+        keys.append(Key("pk", meta.pk.attname, descending, False, False, False))
     return keys, annotations
 
 
-def _attribute(meta, name: str, annotations) -> str | None:
-    """The attribute of a row that holds `name`'s value, if one does."""
+def _attribute(meta, name: str, annotations) -> tuple[str | None, bool]:
+    """The attribute of a row that holds `name`'s value, if one does, and whether it can be
+    NULL (an expression or a value across a relation might be)."""
     if name == "pk":
-        return meta.pk.attname
+        return meta.pk.attname, False
     if name in annotations:
-        return name
+        return name, True
     try:
         field = meta.get_field(name)
     except FieldDoesNotExist:
-        return None
-    return field.attname if not field.is_relation or name == field.attname else None
+        return None, True
+    if field.is_relation and name != field.attname:
+        return None, True
+    return field.attname, field.null
 
 
 class _Encoder(json.JSONEncoder):
