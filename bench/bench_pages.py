@@ -31,7 +31,6 @@ import django
 
 django.setup()
 
-from django.conf import settings  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
@@ -226,9 +225,9 @@ def main() -> None:
     parser.add_argument("--recurrences", type=int, default=6, help="per incident, on average")
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
-    database = settings.DATABASES["default"]
-    if database["ENGINE"] != "django.db.backends.sqlite3":
-        database["TEST"] = {"NAME": f"{database['NAME']}_bench"}
+    database = connection.settings_dict
+    if connection.vendor != "sqlite":
+        database["TEST"]["NAME"] = f"{database['NAME']}_bench"
     setup_test_environment()
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:

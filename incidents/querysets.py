@@ -21,6 +21,8 @@ PHRASE_IN_TITLE_WEIGHT = 6
 TAG_WEIGHT = 2
 TAG_CAP = 3
 TEXT_CAP = 5
+# Matches ranked by relevance; the older ones of a search that finds more follow, newest first.
+RANKED_AT_MOST = 500
 
 
 def _occurrences(expression, term: str):
@@ -85,9 +87,14 @@ class IncidentQuerySet(models.QuerySet):
         for term, asked in short_terms.items():
             if not asked.complete:  # punctuation, or characters that must be adjacent
                 queryset = queryset.filter(search_document__contains=term)
+        # Scoring reads each match's text: only the most recently updated are scored, so a
+        # term found in a tenth of a million incidents costs what one found in a thousand does.
+        recent = queryset.order_by("-updated_at", "-id").values("pk")[:RANKED_AT_MOST]
         return (
             queryset.alias(search_titles=_titles())
-            .annotate(relevance=_relevance(terms))
+            .annotate(
+                relevance=Case(When(pk__in=recent, then=_relevance(terms)), default=Value(-1))
+            )
             .order_by("-relevance", "-updated_at", "-id")
         )
 

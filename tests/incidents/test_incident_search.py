@@ -143,3 +143,19 @@ def test_a_short_term_with_punctuation_keeps_it(alice_client):
     assert _slugs(alice_client, "-1") == ["minus"]
     assert sorted(_slugs(alice_client, "1")) == ["minus", "plus"]
     assert sorted(_slugs(alice_client, ":")) == []
+
+
+def test_beyond_the_ranked_matches_older_ones_follow_newest_first(alice_client, monkeypatch):
+    from incidents import querysets
+
+    monkeypatch.setattr(querysets, "RANKED_AT_MOST", 2)
+    IncidentFactory(slug="old-titled", title="Gradient overflow")
+    IncidentFactory(slug="old-mentioned", symptom="gradient overflow")
+    IncidentFactory(slug="new-mentioned", symptom="gradient overflow")
+    IncidentFactory(slug="new-titled", title="Gradient overflow")
+    assert _slugs(alice_client, "gradient overflow") == [
+        "new-titled",
+        "new-mentioned",
+        "old-mentioned",
+        "old-titled",
+    ]
