@@ -30,6 +30,7 @@ from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext, setup_test_environment  # noqa: E402
 
 from incidents.models import Incident, Tag  # noqa: E402
+from incidents.search_words import search_words  # noqa: E402
 
 REQUESTS = {
     "first page": {},
@@ -72,6 +73,7 @@ def fill(count: int, start: int, rng: random.Random) -> None:
     for n in range(start, start + count):
         words = " ".join(rng.choice(WORDS) for _ in range(6))
         memory = "CUDA out of memory 显存不足" if n % 97 == 0 else ""
+        document = f"bench-{n}\nbench incident {n}: {words}\nruntimeerror: {words} {memory}".lower()
         batch.append(
             Incident(
                 slug=f"bench-{n}",
@@ -84,7 +86,8 @@ def fill(count: int, start: int, rng: random.Random) -> None:
                 severity=SEVERITIES[n % 4],
                 language="en",
                 recurrence_count=n % 13,
-                search_document=f"bench-{n}\nbench incident {n}: {words}\nruntimeerror: {words} {memory}".lower(),
+                search_document=document,
+                search_words=search_words(document),
             )
         )
         if len(batch) == 5000:

@@ -7,8 +7,10 @@ from django.db.models.expressions import RawSQL
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, Concat, Least, Length, Lower, Replace
 
-# SQLite's FTS5 trigram index cannot see terms shorter than three characters ("显存"):
-# those fall back to LIKE on the base table.
+from incidents.search_words import WordQuery, word_query
+
+# Trigram indexes cannot see terms shorter than three characters ("显存", "of"): those go to
+# the word index.
 FTS_MIN_TERM = 3
 
 # What each place a term appears in adds to an incident's relevance. A title (in any
@@ -19,6 +21,8 @@ PHRASE_IN_TITLE_WEIGHT = 6
 TAG_WEIGHT = 2
 TAG_CAP = 3
 TEXT_CAP = 5
+# Matches ranked by relevance; the older ones of a search that finds more follow, newest first.
+RANKED_AT_MOST = 500
 
 
 def _occurrences(expression, term: str):
@@ -58,33 +62,78 @@ class IncidentQuerySet(models.QuerySet):
 
     def search(self, query: str) -> IncidentQuerySet:
         """Incidents whose text contains every term of the query, in any language, the most
-        relevant first (an explicit sort given after this one replaces that order)."""
+        relevant first (an explicit sort given after this one replaces that order).
+
+        A term of 3 characters or more is found anywhere in the text, through the trigram
+        index; a shorter one through the word index (incidents/search_words.py): one or two
+        Chinese characters anywhere, other letters and digits at the start of a word."""
         terms = query.lower().split()
         if not terms:
             return self
+        vendor = connections[self.db].vendor
+        long_terms = [term for term in terms if len(term) >= FTS_MIN_TERM]
+        short_terms = {term: word_query(term) for term in terms if len(term) < FTS_MIN_TERM}
         queryset = self
-        if connections[self.db].vendor == "sqlite":
-            long_terms = [term for term in terms if len(term) >= FTS_MIN_TERM]
-            if long_terms:
-                match = " AND ".join('"' + term.replace('"', '""') + '"' for term in long_terms)
-                queryset = queryset.filter(
-                    pk__in=RawSQL(
-                        "SELECT rowid FROM incidents_incident_fts "
-                        "WHERE incidents_incident_fts MATCH %s",
-                        (match,),
-                    )
-                )
-            like_terms = [term for term in terms if len(term) < FTS_MIN_TERM]
-        else:
-            like_terms = terms
-        # PostgreSQL serves LIKE from the pg_trgm GIN index on search_document.
-        for term in like_terms:
-            queryset = queryset.filter(search_document__contains=term)
+        if vendor == "sqlite" and long_terms:
+            phrases = [_fts_quoted(term) for term in long_terms]
+            queryset = queryset.filter(pk__in=_fts_rowids("incidents_incident_fts", phrases))
+        elif long_terms:
+            # PostgreSQL serves LIKE from the pg_trgm GIN index on search_document.
+            for term in long_terms:
+                queryset = queryset.filter(search_document__contains=term)
+        words = [asked for asked in short_terms.values() if not asked.empty]
+        if words:
+            queryset = queryset.filter(_words_match(vendor, words))
+        for term, asked in short_terms.items():
+            if not asked.complete:  # punctuation, or characters that must be adjacent
+                queryset = queryset.filter(search_document__contains=term)
+        # Scoring reads each match's text: only the most recently updated are scored, so a
+        # term found in a tenth of a million incidents costs what one found in a thousand does.
+        recent = queryset.order_by("-updated_at", "-id").values("pk")[:RANKED_AT_MOST]
         return (
             queryset.alias(search_titles=_titles())
-            .annotate(relevance=_relevance(terms))
+            .annotate(
+                relevance=Case(When(pk__in=recent, then=_relevance(terms)), default=Value(-1))
+            )
             .order_by("-relevance", "-updated_at", "-id")
         )
+
+
+def _fts_quoted(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _fts_rowids(table: str, phrases: list[str]) -> RawSQL:
+    match = " AND ".join(phrases)
+    return RawSQL(f"SELECT rowid FROM {table} WHERE {table} MATCH %s", (match,))
+
+
+def _words_match(vendor: str, asked: list[WordQuery]):
+    exact = [word for query in asked for word in query.exact]
+    prefixes = [prefix for query in asked for prefix in query.prefixes]
+    if vendor == "sqlite":
+        phrases = [_fts_quoted(word) for word in exact] + [
+            _fts_quoted(prefix) + "*" for prefix in prefixes
+        ]
+        return Q(pk__in=_fts_rowids("incidents_incident_words", phrases))
+    # Words are letters and digits only, so quoting them as lexemes needs no escaping.
+    tsquery = " & ".join([f"'{word}'" for word in exact] + [f"'{p}':*" for p in prefixes])
+    return _WordsMatch(F("search_words"), Value(tsquery))
+
+
+class _WordsMatch(models.Func):
+    """PostgreSQL: the words hold every lexeme of the tsquery. Written as the expression of the
+    GIN index of migration 0016, so that the index serves it; the tsvector is made straight
+    from the words, with no text-search parser in between."""
+
+    output_field = models.BooleanField()
+
+    def as_sql(self, compiler, connection, **extra_context):
+        words, query = self.get_source_expressions()
+        words_sql, words_params = compiler.compile(words)
+        query_sql, query_params = compiler.compile(query)
+        sql = f"array_to_tsvector(string_to_array({words_sql}, ' ')) @@ ({query_sql})::tsquery"
+        return sql, (*words_params, *query_params)
 
 
 class SignatureQuerySet(models.QuerySet):

@@ -121,11 +121,13 @@ class Incident(TranslatedContent):
     )
     recurrence_count = models.PositiveIntegerField(_("recurrences"), default=0, editable=False)
     search_document = models.TextField(blank=True, editable=False)
+    # The same text as words, for terms under 3 characters (incidents/search_words.py).
+    search_words = models.TextField(blank=True, editable=False)
     created_at = models.DateTimeField(_("created"), default=timezone.now, editable=False)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
 
     history = HistoricalRecords(
-        excluded_fields=["search_document", "recurrence_count", "updated_at"]
+        excluded_fields=["search_document", "search_words", "recurrence_count", "updated_at"]
     )
     objects = IncidentQuerySet.as_manager()
 

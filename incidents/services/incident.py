@@ -19,6 +19,7 @@ from incidents import logmatch
 from incidents.catalog import tag_list_text
 from incidents.models import TEXT_FIELDS, Incident, KnowledgeGap, Recurrence, Signature, Tag
 from incidents.models.incident import tag_names_clean
+from incidents.search_words import search_words
 from incidents.services.knowledge import knowledge_changed
 
 INCIDENT_FIELDS = (
@@ -52,7 +53,10 @@ def incident_index(*, incident: Incident) -> None:
     """Refresh the text the search reads (all languages, tags)."""
     tag_names = [tag.name for tag in incident.tags.all()]
     incident.search_document = incident.build_search_document(tag_names)
-    Incident.objects.filter(pk=incident.pk).update(search_document=incident.search_document)
+    incident.search_words = search_words(incident.search_document)
+    Incident.objects.filter(pk=incident.pk).update(
+        search_document=incident.search_document, search_words=incident.search_words
+    )
 
 
 def incident_save_with_tags(incident: Incident, tags: Iterable[str] | None) -> None:

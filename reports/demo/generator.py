@@ -22,6 +22,7 @@ from incidents.models import (
     Signature,
     Tag,
 )
+from incidents.search_words import search_words
 from reports.demo.material import FLOOD_LINES, GAP_LINES, PITFALLS, Pitfall, draw_values
 from reports.demo.rows import (
     DEMO_PREFIX,
@@ -174,6 +175,7 @@ class History:
                 **en,
             )
             incident.search_document = incident.build_search_document(list(pitfall.tags))
+            incident.search_words = search_words(incident.search_document)
             yield incident, pitfall
 
     def _distinct_draw(self, titles: Counter[str]) -> tuple[Pitfall, dict, dict]:

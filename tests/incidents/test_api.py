@@ -88,12 +88,15 @@ def test_it_filters_and_paginates(api):
     for n in range(3):
         IncidentFactory(slug=f"serve-{n}", stage="serve")
     IncidentFactory(slug="train-0", stage="train")
-    response = api.get(LIST, {"stage": "serve", "page_size": 2})
-    body = response.json()
-    assert body["count"] == 3
-    assert len(body["results"]) == 2
-    assert body["next"]
-    assert {r["stage"] for r in body["results"]} == {"serve"}
+    first = api.get(LIST, {"stage": "serve", "page_size": 2}).json()
+    assert [r["slug"] for r in first["results"]] == ["serve-2", "serve-1"]
+    assert first["previous"] is None
+    assert "stage=serve" in first["next"] and "page_size=2" in first["next"]
+    second = api.get(first["next"]).json()
+    assert [r["slug"] for r in second["results"]] == ["serve-0"]
+    assert second["next"] is None
+    back = api.get(second["previous"]).json()
+    assert back["results"] == first["results"] and back["previous"] is None
 
 
 def test_it_explains_an_unknown_filter_value(api):

@@ -107,3 +107,55 @@ def test_it_explains_an_unknown_filter_value(alice_client):
     response = alice_client.get(reverse("incidents:incident-list"), {"stage": "deploy"})
     assert response.status_code == 200
     assert "Select a valid choice" in response.content.decode()
+
+
+def test_it_finds_one_and_two_chinese_characters_anywhere_in_a_run(alice_client):
+    IncidentFactory(slug="oom", symptom="训练时显存不足")
+    IncidentFactory(slug="storage", symptom="存储满了")
+    assert _slugs(alice_client, "显存") == ["oom"]
+    assert _slugs(alice_client, "存不") == ["oom"]  # the middle of a run, not a word of it
+    assert sorted(_slugs(alice_client, "存")) == ["oom", "storage"]
+    assert _slugs(alice_client, "满") == ["storage"]
+    assert _slugs(alice_client, "存满") == []  # the two are in the text, but not together
+
+
+def test_it_finds_chinese_written_against_english(alice_client):
+    IncidentFactory(slug="mixed", symptom="CUDA显存不足 on rank 3")
+    IncidentFactory(slug="english", symptom="CUDA error on rank 3")
+    assert _slugs(alice_client, "cuda 显存") == ["mixed"]
+    assert _slugs(alice_client, "cuda显存") == ["mixed"]
+    assert _slugs(alice_client, "显存 rank 3") == ["mixed"]
+    assert sorted(_slugs(alice_client, "cuda 3")) == ["english", "mixed"]
+
+
+def test_short_english_words_narrow_the_search(alice_client):
+    IncidentFactory(slug="oom", symptom="CUDA out of memory")
+    IncidentFactory(slug="offload", symptom="offload to CPU ran out of host memory")
+    IncidentFactory(slug="proof", symptom="memory layout proof", title="Timeout on all ranks")
+    assert sorted(_slugs(alice_client, "out of memory")) == ["offload", "oom"]
+    assert sorted(_slugs(alice_client, "of")) == ["offload", "oom"]  # "proof" has no word "of…"
+    assert _slugs(alice_client, "on all") == ["proof"]
+
+
+def test_a_short_term_with_punctuation_keeps_it(alice_client):
+    IncidentFactory(slug="minus", symptom="exit code -1")
+    IncidentFactory(slug="plus", symptom="exit code 1")
+    assert _slugs(alice_client, "-1") == ["minus"]
+    assert sorted(_slugs(alice_client, "1")) == ["minus", "plus"]
+    assert sorted(_slugs(alice_client, ":")) == []
+
+
+def test_beyond_the_ranked_matches_older_ones_follow_newest_first(alice_client, monkeypatch):
+    from incidents import querysets
+
+    monkeypatch.setattr(querysets, "RANKED_AT_MOST", 2)
+    IncidentFactory(slug="old-titled", title="Gradient overflow")
+    IncidentFactory(slug="old-mentioned", symptom="gradient overflow")
+    IncidentFactory(slug="new-mentioned", symptom="gradient overflow")
+    IncidentFactory(slug="new-titled", title="Gradient overflow")
+    assert _slugs(alice_client, "gradient overflow") == [
+        "new-titled",
+        "new-mentioned",
+        "old-mentioned",
+        "old-titled",
+    ]

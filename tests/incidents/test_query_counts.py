@@ -1,28 +1,40 @@
-"""Pages cost a fixed number of queries however many incidents there are."""
+"""Pages cost a fixed number of queries however many rows there are: each is pinned at two
+sizes with the same count."""
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
+from rest_framework.test import APIClient
 
-from incidents.services import incident_record_recurrence
+from incidents.models import Analysis, Incident, KnowledgeGap, Signature
+from incidents.services import analysis_run, incident_record_recurrence
 from tests.factories import IncidentFactory
+from tests.incidents.test_analysis_pages import OOM_TAIL, _submit
 
 pytestmark = pytest.mark.django_db
 
+SIZES = [3, 30]
 
-@pytest.mark.parametrize("n", [5, 40])
-def test_the_list_page_is_constant(alice_client, django_assert_num_queries, n):
+
+def _incidents(n: int) -> None:
     for i in range(n):
-        IncidentFactory(tags=["gpu", f"t{i % 3}"])
+        IncidentFactory(
+            tags=["gpu", f"t{i % 3}"], symptom=f"显存不足 out of memory on rank {i}", reporter=None
+        )
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("query", [{}, {"q": "sample"}, {"q": "显存 of"}, {"sort": "-recurrences"}])
+def test_the_list_page_is_constant(alice_client, django_assert_num_queries, n, query):
+    _incidents(n)
     # session, user, count, page of incidents (+ reporter), their tags, lead check
     with django_assert_num_queries(6):
-        response = alice_client.get(reverse("incidents:incident-list"), {"q": "sample"})
+        response = alice_client.get(reverse("incidents:incident-list"), query)
     assert response.status_code == 200
 
 
 @pytest.mark.parametrize("n", [1, 30])
 def test_the_detail_page_is_constant(alice_client, alice, catalog, django_assert_num_queries, n):
-    from incidents.models import Incident
-
     incident = Incident.objects.get(slug="gpu-oom")
     for _ in range(n):
         incident_record_recurrence(incident=incident, reported_by=alice)
@@ -33,3 +45,66 @@ def test_the_detail_page_is_constant(alice_client, alice, catalog, django_assert
     with django_assert_num_queries(12):
         response = alice_client.get(incident.get_absolute_url())
     assert response.status_code == 200
+
+
+def _gaps(n: int) -> None:
+    incident = IncidentFactory()
+    for i in range(n):
+        KnowledgeGap.objects.create(
+            key_hash=f"h{i}",
+            key_template=f"frobnicator <*> exploded {i}",
+            example_line=f"frobnicator 7 exploded {i}",
+            analysis_count=i,
+            incident=incident if i % 2 else None,
+            explained_at=timezone.now() if i % 2 else None,
+        )
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_the_gaps_page_is_constant(alice_client, django_assert_num_queries, n):
+    _gaps(n)
+    # session, user, open gaps (+ incident), explained gaps (+ incident), lead check
+    with django_assert_num_queries(5):
+        response = alice_client.get(reverse("incidents:gap-list"))
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("n", [1, 6])
+def test_the_analysis_page_is_constant(alice_client, catalog, django_assert_num_queries, n):
+    for _ in range(n):
+        analysis = _submit(alice_client, log=OOM_TAIL * n)
+        analysis_run(analysis_id=analysis.pk)
+    alice_client.get(analysis.get_absolute_url())  # warm the compiled knowledge base
+    # session, user, analysis, its text and report, this user's feedback, suggestions
+    # (+ incidents), lead check, runbook of the stage
+    with django_assert_num_queries(8):
+        response = alice_client.get(analysis.get_absolute_url())
+    assert response.status_code == 200
+
+
+API_LISTS = [
+    "incidents-api:incident-list",
+    "incidents-api:signature-list",
+    "incidents-api:recurrence-list",
+    "incidents-api:analysis-list",
+    "incidents-api:gap-list",
+]
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("name", API_LISTS)
+def test_the_api_lists_are_constant(alice, django_assert_num_queries, n, name):
+    _incidents(n)
+    _gaps(n)
+    for incident in Incident.objects.all():
+        incident_record_recurrence(incident=incident, reported_by=alice)
+        Signature.objects.create(incident=incident, pattern=f"rank {incident.pk}")
+        Analysis.objects.create(submitted_by=alice, text="x", top_incident=incident)
+    client = APIClient()
+    client.force_authenticate(alice)
+    first = client.get(reverse(name), {"page_size": 2}).json()
+    # the page (+ what it names: incident, author, reporter), and for incidents their tags
+    with django_assert_num_queries(2 if name == "incidents-api:incident-list" else 1):
+        response = client.get(first["next"])
+    assert response.status_code == 200
+    assert response.json()["results"]

@@ -1,0 +1,261 @@
+"""Server time of the pages and API lists at two data sizes: does a page cost the same at 100k?
+
+Builds a throwaway database (SQLite under VAR_DIR, or PostgreSQL when DATABASE_URL points
+there: the database is named after it with `_bench`), fills it with a small catalog, times
+each request in-process through Django's test client (median of --repeat after one warm-up),
+then grows the catalog to --incidents and times them again. Printed per request: both
+medians, each as a multiple of the sign-in page's time in the same run (a page that does no
+query to speak of), the ratio large/small, and the number of queries.
+
+    .venv/bin/python bench/bench_pages.py [--incidents 100000] [--recurrences 6]
+
+Rows: each incident has its tag, about --recurrences recurrences, and one incident has a
+tenth of all incidents' count in recurrences (the page with the most).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+import django
+
+django.setup()
+
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.db import connection  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.test.utils import setup_test_environment  # noqa: E402
+
+from incidents.api.pagination import cursor_encode  # noqa: E402
+from incidents.models import Incident, Recurrence, Tag  # noqa: E402
+from incidents.search_words import search_words  # noqa: E402
+
+WORDS = [
+    "nccl",
+    "timeout",
+    "cuda",
+    "kernel",
+    "shard",
+    "loader",
+    "tokenizer",
+    "checkpoint",
+    "beam",
+    "lattice",
+    "mfcc",
+    "align",
+]
+CHINESE = ["数据加载卡住", "梯度爆炸", "检查点损坏", "通信超时", "分词器版本不一致", "解码太慢"]
+STAGES = ["build", "data", "train", "serve"]
+DISCIPLINES = ["version-lock", "validate-first", "tiny-sample", "reconcile"]
+SEVERITIES = ["low", "medium", "high", "critical"]
+BATCH = 5000
+SMALL = 1000
+HOT = "bench-hot"
+
+
+def fill(count: int, start: int, recurrences: int, rng: random.Random) -> None:
+    tags = [Tag.objects.get_or_create(name=name)[0] for name in ("nccl", "gpu", "kaldi", "显存")]
+    batch = []
+    for n in range(start, start + count):
+        batch.append(_incident(n, rng))
+        if len(batch) == BATCH:
+            _flush(batch, tags, recurrences, rng)
+            batch = []
+    _flush(batch, tags, recurrences, rng)
+
+
+def _incident(n: int, rng: random.Random) -> Incident:
+    words = " ".join(rng.choice(WORDS) for _ in range(6))
+    memory = "CUDA out of memory 显存不足" if n % 97 == 0 else ""
+    title = f"Bench incident {n}: {words}"
+    symptom = f"RuntimeError: {words} {memory} at step {n}; {rng.choice(CHINESE)}"
+    document = f"bench-{n}\n{title}\n{symptom}\nroot cause {n}.\nrerun with --seed {n}".lower()
+    return Incident(
+        slug=HOT if n == 0 else f"bench-{n}",
+        title=title,
+        symptom=symptom,
+        root_cause=f"Root cause {n}.",
+        remedy=f"rerun with --seed {n}",
+        discipline=DISCIPLINES[n % 4],
+        stage=STAGES[(n // 4) % 4],
+        severity=SEVERITIES[n % 4],
+        language="en",
+        occurred_on=datetime.date(2026, 1, 1) + datetime.timedelta(days=n % 300),
+        search_document=document,
+        search_words=search_words(document),
+    )
+
+
+def _flush(batch: list[Incident], tags: list[Tag], recurrences: int, rng: random.Random) -> None:
+    created = Incident.objects.bulk_create(batch)
+    through = Incident.tags.through
+    through.objects.bulk_create(
+        through(incident_id=incident.pk, tag_id=tags[incident.pk % len(tags)].pk)
+        for incident in created
+    )
+    rows = [
+        Recurrence(incident_id=incident.pk, occurred_on=incident.occurred_on)
+        for incident in created
+        for _ in range(rng.randint(0, 2 * recurrences))
+    ]
+    Recurrence.objects.bulk_create(rows, batch_size=BATCH)
+
+
+def grow_hot(total: int) -> None:
+    """Give the hot incident a tenth of the catalog's size in recurrences."""
+    hot = Incident.objects.get(slug=HOT)
+    have = hot.recurrences.count()
+    day = datetime.date(2026, 1, 1)
+    Recurrence.objects.bulk_create(
+        (
+            Recurrence(incident=hot, occurred_on=day + datetime.timedelta(days=n % 300))
+            for n in range(have, total // 10)
+        ),
+        batch_size=BATCH,
+    )
+    Incident.objects.filter(pk=hot.pk).update(recurrence_count=hot.recurrences.count())
+
+
+def deep_cursor(fraction: float) -> str:
+    """The cursor of the API list's default order at `fraction` of the way through."""
+    ordered = Incident.objects.order_by("-updated_at", "-id")
+    row = ordered.values("updated_at", "id")[int(ordered.count() * fraction)]
+    return cursor_encode(["-updated_at", "-id"], [row["updated_at"], row["id"]])
+
+
+def requests() -> dict[str, tuple[str, dict]]:
+    hot = Incident.objects.get(slug=HOT)
+    typical = Incident.objects.get(slug=f"bench-{SMALL // 2}")
+    last = max(1, -(-hot.recurrences.count() // 20))
+    return {
+        "sign-in page (baseline)": ("/login/", {}),
+        "list": ("/incidents/", {}),
+        "list q=显存": ("/incidents/", {"q": "显存"}),
+        "list q=显": ("/incidents/", {"q": "显"}),
+        "list q=out of memory": ("/incidents/", {"q": "out of memory"}),
+        "list q=checkpoint 3": ("/incidents/", {"q": "checkpoint 3"}),
+        "incident, typical": (typical.get_absolute_url(), {}),
+        "incident, most recurrences": (hot.get_absolute_url(), {}),
+        "  its last recurrences page": (hot.get_absolute_url(), {"page": str(last)}),
+        "API list": ("/api/v1/incidents/", {}),
+        "API list, cursor at 90%": ("/api/v1/incidents/", {"cursor": deep_cursor(0.9)}),
+        "API list, page 200 rows": ("/api/v1/incidents/", {"page_size": "200"}),
+        "API list q=显存": ("/api/v1/incidents/", {"q": "显存"}),
+    }
+
+
+class QueryTimer:
+    """Counts the queries of a request and times the slowest (a request resets
+    connection.queries, so CaptureQueriesContext sees none of them)."""
+
+    def __init__(self):
+        self.times: list[tuple[float, str]] = []
+
+    def __call__(self, execute, sql, params, many, context):
+        started = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            self.times.append((time.perf_counter() - started, sql))
+
+
+def measure(client: Client, anonymous: Client, repeat: int) -> dict[str, tuple[float, int, float]]:
+    results = {}
+    for name, (path, params) in requests().items():
+        user = anonymous if "baseline" in name else client
+        user.get(path, params)  # warm-up
+        queries = QueryTimer()
+        with connection.execute_wrapper(queries):
+            response = user.get(path, params)
+        assert response.status_code == 200, (name, response.status_code, response.content[:300])
+        times = []
+        for _ in range(repeat):
+            started = time.perf_counter()
+            user.get(path, params)
+            times.append(time.perf_counter() - started)
+        slowest, sql = max(queries.times, default=(0.0, ""))
+        if os.environ.get("BENCH_SHOW_SQL"):
+            print(f"{name}: {slowest * 1000:.1f} ms {sql[:2000]}", file=sys.stderr)
+        results[name] = (statistics.median(times) * 1000, len(queries.times), slowest * 1000)
+    return results
+
+
+def report(small: dict, large: dict, size: int, repeat: int) -> None:
+    rows = (
+        Incident.objects.count()
+        + Recurrence.objects.count()
+        + Incident.tags.through.objects.count()
+    )
+    print(
+        f"pages, {connection.vendor}, {size:,} incidents ({rows:,} rows), median of {repeat} "
+        f"(ms; x = multiple of the sign-in page)"
+    )
+    head = (
+        f"{'request':30s} {'1k ms':>8s} {'x':>6s} {size // 1000:>6d}k ms {'x':>6s} "
+        f"{'ratio':>6s} {'queries':>8s} {'slowest q':>9s}"
+    )
+    print(head)
+    base_small, base_large = (
+        small["sign-in page (baseline)"][0],
+        large["sign-in page (baseline)"][0],
+    )
+    for name in small:
+        (small_ms, small_queries, _), (large_ms, queries, slowest) = small[name], large[name]
+        constant = "" if queries == small_queries else f" (1k: {small_queries})"
+        print(
+            f"{name:30s} {small_ms:8.1f} {small_ms / base_small:6.1f} {large_ms:9.1f} "
+            f"{large_ms / base_large:6.1f} {large_ms / small_ms:6.2f} {queries:8d} "
+            f"{slowest:9.1f}{constant}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--incidents", type=int, default=100_000)
+    parser.add_argument("--recurrences", type=int, default=6, help="per incident, on average")
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    database = connection.settings_dict
+    if connection.vendor != "sqlite":
+        database["TEST"]["NAME"] = f"{database['NAME']}_bench"
+    setup_test_environment()
+    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    try:
+        user = get_user_model().objects.create_user("bench", password="bench-pw")
+        client, anonymous = Client(), Client()
+        client.force_login(user)
+        rng = random.Random(7)
+        fill(SMALL, 0, args.recurrences, rng)
+        grow_hot(SMALL)
+        _analyze()
+        small = measure(client, anonymous, args.repeat)
+        started = time.perf_counter()
+        fill(args.incidents - SMALL, SMALL, args.recurrences, rng)
+        grow_hot(args.incidents)
+        _analyze()
+        print(f"filled in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        large = measure(client, anonymous, args.repeat)
+        report(small, large, args.incidents, args.repeat)
+    finally:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+
+
+def _analyze() -> None:
+    """PostgreSQL's autovacuum would have; a SQLite database is left as the product leaves it."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
+
+
+if __name__ == "__main__":
+    main()
