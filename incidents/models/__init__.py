@@ -15,6 +15,7 @@ from incidents.models.incident import (
     Signature,
     Tag,
 )
+from incidents.models.rollup import CellDay, IncidentCell, IncidentDay, WindowState, WindowTotal
 from incidents.models.webhook import Webhook
 
 __all__ = [
@@ -22,8 +23,11 @@ __all__ = [
     "TEXT_FIELDS",
     "Analysis",
     "AnalysisSuggestion",
+    "CellDay",
     "Feedback",
     "Incident",
+    "IncidentCell",
+    "IncidentDay",
     "IncidentText",
     "KnowledgeChange",
     "KnowledgeGap",
@@ -32,4 +36,6 @@ __all__ = [
     "Signature",
     "Tag",
     "Webhook",
+    "WindowState",
+    "WindowTotal",
 ]

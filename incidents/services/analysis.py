@@ -34,6 +34,7 @@ from incidents import logmatch
 from incidents.knowledge import feedback_map, knowledge_index
 from incidents.models import Analysis, AnalysisSuggestion, Incident, KnowledgeGap, Signature
 from incidents.services.origin import JobOrigin
+from incidents.services.rollups import rollups_analysis_change
 from incidents.services.webhooks import webhooks_notify
 
 log = logging.getLogger(__name__)
@@ -293,21 +294,24 @@ def analysis_store(
         when = {}  # ranked again, the same first suggestion: nothing to say
     with transaction.atomic():
         rows = Analysis.objects.filter(pk=analysis.pk)
+        # Locked first: what the matrix counted of it before is what it counts now.
+        rows.select_for_update().values_list("pk").first()
         if attempt:
             rows = rows.filter(status=Status.RUNNING, attempts=attempt)
         else:
             rows = rows.filter(status=Status.DONE)
-        stored = rows.update(
-            status=Status.DONE,
-            report=_report_dict(analysis, report),
-            stage=report.stage or "",
-            confident=report.confident,
-            top_incident=top,
-            key_template=report.key_template,
-            error="",
-            claim_expires_at=None,
-            **when,
-        )
+        with rollups_analysis_change(analysis.pk):
+            stored = rows.update(
+                status=Status.DONE,
+                report=_report_dict(analysis, report),
+                stage=report.stage or "",
+                confident=report.confident,
+                top_incident=top,
+                key_template=report.key_template,
+                error="",
+                claim_expires_at=None,
+                **when,
+            )
         if not stored:
             return False  # a newer claim owns this analysis now
         AnalysisSuggestion.objects.filter(analysis=analysis).delete()

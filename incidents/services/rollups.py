@@ -1,0 +1,412 @@
+"""Keeping the rollups (incidents.models.rollup) equal to what they count, in the transaction
+of every write that changes a count: a recurrence recorded, moved or deleted, an analysis
+stored or ranked again, feedback given, an incident filed, moved to another stage or
+discipline, or deleted. `rollups_rebuild` recomputes everything (the `rebuild_rollups`
+command, the migration that created them, bulk loads such as the demo data).
+
+Locks (PostgreSQL): a writer holds its incidents' rows and the window states shared
+(FOR SHARE); moving an incident holds its row exclusively, and so does rolling a window to a
+new day. So a roll-over reads every count written before it, and a count written after it
+sees the new day. SQLite runs one write transaction at a time (transaction_mode IMMEDIATE).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from django.apps import apps as global_apps
+from django.db import connections, router, transaction
+from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
+from incidents.models import (
+    Analysis,
+    CellDay,
+    Feedback,
+    Incident,
+    IncidentCell,
+    IncidentDay,
+    Recurrence,
+    WindowState,
+    WindowTotal,
+)
+
+# The matrix's windows, in weeks (reports.forms.WINDOW_CHOICES): each is counted ahead.
+WINDOWS = (4, 8, 12, 26, 52)
+
+
+@dataclass(frozen=True)
+class Happened:
+    """A change to how often an incident happened on a day."""
+
+    incident_id: int
+    day: date
+    recurrences: int = 0
+    analyses: int = 0
+
+
+def local_day(moment: datetime) -> date:
+    return timezone.localdate(moment, timezone.get_default_timezone())
+
+
+def _db() -> str:
+    return router.db_for_write(IncidentDay)
+
+
+def _table(model) -> str:
+    return connections[_db()].ops.quote_name(model._meta.db_table)
+
+
+def _shared(sql: str) -> str:
+    return sql + " FOR SHARE" if connections[_db()].vendor == "postgresql" else sql
+
+
+def _as_date(value: Any) -> Any:
+    """A date as the driver returns it (SQLite: ISO text)."""
+    return date.fromisoformat(value) if isinstance(value, str) else value
+
+
+def _upsert_sql(model, keys: tuple[str, ...], adds: tuple[str, ...], sets: tuple[str, ...] = ()):
+    table = _table(model)
+    columns = (*keys, *adds, *sets)
+    updates = [f"{c} = {table}.{c} + excluded.{c}" for c in adds] + [
+        f"{c} = excluded.{c}" for c in sets
+    ]
+    return (
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(columns))})"
+        f" ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {', '.join(updates)}"
+    )
+
+
+def rollups_add(changes: Iterable[Happened], *, recount: bool = False) -> None:
+    """Add these changes to every rollup; `recount` after an incident's recurrence count
+    changed, which the windows copy for their tie-break."""
+    totals: dict[tuple[int, date], list[int]] = defaultdict(lambda: [0, 0])
+    for change in changes:
+        total = totals[change.incident_id, change.day]
+        total[0] += change.recurrences
+        total[1] += change.analyses
+    counts = {key: value for key, value in totals.items() if value != [0, 0]}
+    ids = sorted({incident_id for incident_id, _ in totals})
+    if not ids:
+        return
+    with transaction.atomic(using=_db()), connections[_db()].cursor() as cursor:
+        cursor.execute(
+            _shared(
+                f"SELECT id, stage, discipline, recurrence_count FROM {_table(Incident)} "
+                f"WHERE id IN ({', '.join(['%s'] * len(ids))})"
+            ),
+            ids,
+        )
+        incidents = {row[0]: row[1:] for row in cursor.fetchall()}
+        counts = {key: value for key, value in counts.items() if key[0] in incidents}
+        cursor.executemany(
+            _upsert_sql(IncidentDay, ("incident_id", "day"), ("recurrences", "analyses")),
+            [(incident_id, day, r, a) for (incident_id, day), (r, a) in counts.items()],
+        )
+        cells: dict[tuple[str, str, date], list[int]] = defaultdict(lambda: [0, 0])
+        for (incident_id, day), (r, a) in counts.items():
+            stage, discipline, _ = incidents[incident_id]
+            cells[stage, discipline, day][0] += r
+            cells[stage, discipline, day][1] += a
+        cursor.executemany(
+            _upsert_sql(CellDay, ("stage", "discipline", "day"), ("recurrences", "analyses")),
+            [(*key, r, a) for key, (r, a) in cells.items()],
+        )
+        cursor.execute(
+            _shared(f"SELECT weeks, as_of FROM {_table(WindowState)} ORDER BY weeks"),
+        )
+        windows = [(weeks, _as_date(as_of)) for weeks, as_of in cursor.fetchall()]
+        cursor.executemany(
+            _upsert_sql(
+                WindowTotal,
+                ("weeks", "incident_id"),
+                ("happened",),
+                ("stage", "recurrence_count"),
+            ),
+            [
+                (weeks, incident_id, r + a, incidents[incident_id][0], incidents[incident_id][2])
+                for weeks, as_of in windows
+                if as_of is not None
+                for (incident_id, day), (r, a) in counts.items()
+                if as_of - timedelta(weeks=weeks) < day <= as_of and r + a
+            ],
+        )
+        if recount:
+            cursor.executemany(
+                f"UPDATE {_table(WindowTotal)} SET recurrence_count = %s WHERE incident_id = %s",
+                [(incidents[pk][2], pk) for pk in ids if pk in incidents],
+            )
+        if any(min(value) < 0 for value in counts.values()):
+            _forget_zeros(cursor, sorted({incident_id for incident_id, _ in counts}))
+
+
+def _forget_zeros(cursor, incident_ids: list[int]) -> None:
+    """A rollup row exists only where something happened: the rebuild makes no others."""
+    marks = ", ".join(["%s"] * len(incident_ids))
+    cursor.execute(
+        f"DELETE FROM {_table(IncidentDay)} WHERE incident_id IN ({marks}) "
+        "AND recurrences = 0 AND analyses = 0",
+        incident_ids,
+    )
+    cursor.execute(
+        f"DELETE FROM {_table(WindowTotal)} WHERE incident_id IN ({marks}) AND happened = 0",
+        incident_ids,
+    )
+    cursor.execute(f"DELETE FROM {_table(CellDay)} WHERE recurrences = 0 AND analyses = 0")
+
+
+# --- what each write changes -----------------------------------------------------------------
+
+
+def rollups_recurrence(recurrence: Recurrence, sign: int = 1) -> None:
+    """A recurrence recorded (1) or deleted (-1), after the incident's recurrence count."""
+    rollups_add(
+        [Happened(recurrence.incident_id, recurrence.occurred_on, recurrences=sign)],
+        recount=True,
+    )
+
+
+def analysis_counted(analysis_id: int) -> Happened | None:
+    """The analysis as the matrix counts it: finished, confident, its top incident known, and
+    nobody's feedback on that incident for it; else None."""
+    answered = Feedback.objects.filter(analysis=OuterRef("pk"), incident=OuterRef("top_incident"))
+    row = (
+        Analysis.objects.filter(
+            pk=analysis_id,
+            status=Analysis.Status.DONE,
+            confident=True,
+            top_incident__isnull=False,
+        )
+        .filter(~Exists(answered))
+        .values_list("top_incident_id", "created_at")
+        .first()
+    )
+    return Happened(row[0], local_day(row[1]), analyses=1) if row else None
+
+
+@contextmanager
+def rollups_analysis_change(analysis_id: int) -> Iterator[None]:
+    """Around a write that may change whether (or for which incident) an analysis counts;
+    inside the transaction, the analysis row locked by the caller."""
+    before = analysis_counted(analysis_id)
+    yield
+    after = analysis_counted(analysis_id)
+    if before != after:
+        gone = [Happened(before.incident_id, before.day, analyses=-1)] if before else []
+        rollups_add([*gone, *([after] if after else [])])
+
+
+def _cell_add(cursor, stage: str, discipline: str, n: int) -> None:
+    cursor.execute(
+        _upsert_sql(IncidentCell, ("stage", "discipline"), ("incidents",)), [stage, discipline, n]
+    )
+
+
+def _days_of(cursor, incident_id: int) -> list[tuple[date, int, int]]:
+    cursor.execute(
+        f"SELECT day, recurrences, analyses FROM {_table(IncidentDay)} WHERE incident_id = %s",
+        [incident_id],
+    )
+    return [(_as_date(day), r, a) for day, r, a in cursor.fetchall()]
+
+
+def _cell_days(cursor, stage, discipline, days: list[tuple[date, int, int]], sign: int) -> None:
+    cursor.executemany(
+        _upsert_sql(CellDay, ("stage", "discipline", "day"), ("recurrences", "analyses")),
+        [(stage, discipline, day, sign * r, sign * a) for day, r, a in days],
+    )
+
+
+def rollups_incident_filed(incident: Incident) -> None:
+    with transaction.atomic(using=_db()), connections[_db()].cursor() as cursor:
+        _cell_add(cursor, incident.stage, incident.discipline, 1)
+
+
+def rollups_incident_moved(incident: Incident, *, stage: str, discipline: str) -> None:
+    """After an incident's stage or discipline changed from `stage`, `discipline` (its row
+    locked by the caller): its counts move to its new cell."""
+    if (stage, discipline) == (incident.stage, incident.discipline):
+        return
+    with transaction.atomic(using=_db()), connections[_db()].cursor() as cursor:
+        _cell_add(cursor, stage, discipline, -1)
+        _cell_add(cursor, incident.stage, incident.discipline, 1)
+        days = _days_of(cursor, incident.pk)
+        _cell_days(cursor, stage, discipline, days, -1)
+        _cell_days(cursor, incident.stage, incident.discipline, days, 1)
+        cursor.execute(
+            f"UPDATE {_table(WindowTotal)} SET stage = %s WHERE incident_id = %s",
+            [incident.stage, incident.pk],
+        )
+        cursor.execute(f"DELETE FROM {_table(CellDay)} WHERE recurrences = 0 AND analyses = 0")
+
+
+def rollups_incident_removed(incident: Incident) -> None:
+    """Before an incident is deleted (its own rollup rows go with it)."""
+    with transaction.atomic(using=_db()), connections[_db()].cursor() as cursor:
+        cursor.execute(
+            f"SELECT stage, discipline FROM {_table(Incident)} WHERE id = %s FOR UPDATE"
+            if connections[_db()].vendor == "postgresql"
+            else f"SELECT stage, discipline FROM {_table(Incident)} WHERE id = %s",
+            [incident.pk],
+        )
+        row = cursor.fetchone()
+        if row is None:
+            return
+        _cell_add(cursor, row[0], row[1], -1)
+        _cell_days(cursor, row[0], row[1], _days_of(cursor, incident.pk), -1)
+        cursor.execute(f"DELETE FROM {_table(CellDay)} WHERE recurrences = 0 AND analyses = 0")
+
+
+# --- the matrix's windows --------------------------------------------------------------------
+
+
+def rollups_window(*, weeks: int, today: date) -> bool:
+    """Count the window of `weeks` weeks that ends `today`: a write once a day per window
+    (the days that entered and left it), a no-op read otherwise. False for a window that is
+    not counted ahead (see WINDOWS)."""
+    if weeks not in WINDOWS:
+        return False
+    if WindowState.objects.filter(weeks=weeks, as_of=today).exists():
+        return True
+    with transaction.atomic(using=_db()):
+        WindowState.objects.get_or_create(weeks=weeks)
+        state = WindowState.objects.select_for_update().get(weeks=weeks)
+        if state.as_of != today:
+            _window_roll(weeks, state.as_of, today)
+            WindowState.objects.filter(weeks=weeks).update(as_of=today)
+    return True
+
+
+WINDOW_DELTA_SQL = """
+INSERT INTO {total} (weeks, incident_id, stage, recurrence_count, happened)
+SELECT %s, d.incident_id, i.stage, i.recurrence_count,
+    SUM(CASE WHEN d.day > %s THEN d.recurrences + d.analyses
+        ELSE -(d.recurrences + d.analyses) END)
+FROM {day} d JOIN {incident} i ON i.id = d.incident_id
+WHERE (d.day > %s AND d.day <= %s) OR (d.day > %s AND d.day <= %s)
+GROUP BY d.incident_id, i.stage, i.recurrence_count
+ON CONFLICT (weeks, incident_id) DO UPDATE SET happened = {total}.happened + excluded.happened
+"""
+WINDOW_FILL_SQL = """
+INSERT INTO {total} (weeks, incident_id, stage, recurrence_count, happened)
+SELECT %s, d.incident_id, i.stage, i.recurrence_count, SUM(d.recurrences + d.analyses)
+FROM {day} d JOIN {incident} i ON i.id = d.incident_id
+WHERE d.day > %s AND d.day <= %s
+GROUP BY d.incident_id, i.stage, i.recurrence_count
+"""
+
+
+def _window_sql(template: str) -> str:
+    return template.format(
+        total=_table(WindowTotal), day=_table(IncidentDay), incident=_table(Incident)
+    )
+
+
+def _window_roll(weeks: int, as_of: date | None, today: date) -> None:
+    span = timedelta(weeks=weeks)
+    with connections[_db()].cursor() as cursor:
+        if as_of is None or as_of > today or today - as_of >= span:
+            cursor.execute(f"DELETE FROM {_table(WindowTotal)} WHERE weeks = %s", [weeks])
+            cursor.execute(_window_sql(WINDOW_FILL_SQL), [weeks, today - span, today])
+            return
+        cursor.execute(
+            _window_sql(WINDOW_DELTA_SQL),
+            [weeks, as_of, as_of, today, as_of - span, today - span],
+        )
+        cursor.execute(
+            f"DELETE FROM {_table(WindowTotal)} WHERE weeks = %s AND happened = 0", [weeks]
+        )
+
+
+# --- from scratch ----------------------------------------------------------------------------
+
+
+def rollups_rebuild(*, apps=global_apps, using: str | None = None, today: date | None = None):
+    """Recompute every rollup from the recurrences, analyses, feedback and incidents. Writers
+    wait meanwhile (PostgreSQL: the rollup tables are locked). `apps` is a migration's."""
+    get = apps.get_model
+    models = {
+        name: get("incidents", name)
+        for name in (
+            "Incident",
+            "Recurrence",
+            "Analysis",
+            "Feedback",
+            "IncidentDay",
+            "CellDay",
+            "IncidentCell",
+            "WindowState",
+            "WindowTotal",
+        )
+    }
+    using = using or router.db_for_write(models["IncidentDay"])
+    connection = connections[using]
+    quote = connection.ops.quote_name
+    table = {name: quote(model._meta.db_table) for name, model in models.items()}
+    rollups = ("IncidentDay", "CellDay", "IncidentCell", "WindowState", "WindowTotal")
+    today = today or timezone.localdate(timezone=timezone.get_default_timezone())
+    recurrences = (
+        models["Recurrence"]
+        .objects.using(using)
+        .values("incident_id", "occurred_on")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    answered = models["Feedback"].objects.filter(
+        analysis=OuterRef("pk"), incident=OuterRef("top_incident")
+    )
+    analyses = (
+        models["Analysis"]
+        .objects.using(using)
+        .filter(Q(status="done", confident=True, top_incident__isnull=False), ~Exists(answered))
+        .annotate(day=TruncDate("created_at", tzinfo=timezone.get_default_timezone()))
+        .values("top_incident_id", "day")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    (r_sql, r_params), (a_sql, a_params) = (
+        recurrences.query.sql_with_params(),
+        analyses.query.sql_with_params(),
+    )
+    with transaction.atomic(using=using), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            names = ", ".join(table[name] for name in rollups)
+            cursor.execute(f"LOCK TABLE {names} IN EXCLUSIVE MODE")
+        for name in rollups:
+            cursor.execute(f"DELETE FROM {table[name]}")
+        cursor.execute(
+            f"INSERT INTO {table['IncidentDay']} (incident_id, day, recurrences, analyses) "
+            "SELECT h.incident_id, h.day, SUM(h.r), SUM(h.a) FROM ("
+            f"SELECT r.incident_id AS incident_id, r.occurred_on AS day, r.n AS r, 0 AS a "
+            f"FROM ({r_sql}) r UNION ALL "
+            f"SELECT a.top_incident_id, a.day, 0, a.n FROM ({a_sql}) a"
+            ") h GROUP BY h.incident_id, h.day",
+            [*r_params, *a_params],
+        )
+        cursor.execute(
+            f"INSERT INTO {table['CellDay']} (stage, discipline, day, recurrences, analyses) "
+            "SELECT i.stage, i.discipline, d.day, SUM(d.recurrences), SUM(d.analyses) "
+            f"FROM {table['IncidentDay']} d JOIN {table['Incident']} i ON i.id = d.incident_id "
+            "GROUP BY i.stage, i.discipline, d.day"
+        )
+        cursor.execute(
+            f"INSERT INTO {table['IncidentCell']} (stage, discipline, incidents) "
+            f"SELECT stage, discipline, COUNT(*) FROM {table['Incident']} "
+            "GROUP BY stage, discipline"
+        )
+        fill = WINDOW_FILL_SQL.format(
+            total=table["WindowTotal"], day=table["IncidentDay"], incident=table["Incident"]
+        )
+        for weeks in WINDOWS:
+            cursor.execute(
+                f"INSERT INTO {table['WindowState']} (weeks, as_of) VALUES (%s, %s)",
+                [weeks, today],
+            )
+            cursor.execute(fill, [weeks, today - timedelta(weeks=weeks), today])
