@@ -15,13 +15,21 @@ from incidents.models.incident import (
     Signature,
     Tag,
 )
-from incidents.models.rollup import CellDay, IncidentCell, IncidentDay, WindowState, WindowTotal
+from incidents.models.rollup import (
+    AnalysisDay,
+    CellDay,
+    IncidentCell,
+    IncidentDay,
+    WindowState,
+    WindowTotal,
+)
 from incidents.models.webhook import Webhook
 
 __all__ = [
     "EDITABLE_FIELDS",
     "TEXT_FIELDS",
     "Analysis",
+    "AnalysisDay",
     "AnalysisSuggestion",
     "CellDay",
     "Feedback",

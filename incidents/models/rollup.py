@@ -34,14 +34,16 @@ class IncidentDay(models.Model):
 
 
 class CellDay(models.Model):
-    """The same counts per stage × prevention discipline × day: the heat map and the weekly
-    report's per-stage and per-discipline counts read at most 16 rows a day."""
+    """The same counts per stage × prevention discipline × day, and the incidents filed that
+    day: the heat map and the weekly report's per-stage and per-discipline counts read at
+    most 16 rows a day."""
 
     stage = models.CharField(max_length=10)
     discipline = models.CharField(max_length=20)
     day = models.DateField()
     recurrences = models.IntegerField(default=0)
     analyses = models.IntegerField(default=0)
+    filed = models.IntegerField(default=0)  # incidents created that day (site time)
 
     class Meta:
         constraints = [
@@ -50,6 +52,20 @@ class CellDay(models.Model):
 
     def __str__(self) -> str:
         return f"{self.stage}/{self.discipline} @ {self.day}"
+
+
+class AnalysisDay(models.Model):
+    """Analyses submitted per day (site time), and how those stand now: the weekly report's
+    trend. An analysis ranked again moves between explained and unexplained."""
+
+    day = models.DateField(unique=True)
+    submitted = models.IntegerField(default=0)
+    explained = models.IntegerField(default=0)  # finished, confident
+    unexplained = models.IntegerField(default=0)  # finished, not confident
+    failed = models.IntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.day}: {self.submitted}"
 
 
 class IncidentCell(models.Model):

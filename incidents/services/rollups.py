@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from incidents.models import (
     Analysis,
+    AnalysisDay,
     CellDay,
     Feedback,
     Incident,
@@ -115,10 +116,7 @@ def rollups_add(changes: Iterable[Happened], *, recount: bool = False) -> None:
             stage, discipline, _ = incidents[incident_id]
             cells[stage, discipline, day][0] += r
             cells[stage, discipline, day][1] += a
-        cursor.executemany(
-            _upsert_sql(CellDay, ("stage", "discipline", "day"), ("recurrences", "analyses")),
-            [(*key, r, a) for key, (r, a) in cells.items()],
-        )
+        _cell_days(cursor, [(*key, r, a, 0) for key, (r, a) in cells.items()])
         cursor.execute(
             _shared(f"SELECT weeks, as_of FROM {_table(WindowState)} ORDER BY weeks"),
         )
@@ -159,7 +157,13 @@ def _forget_zeros(cursor, incident_ids: list[int]) -> None:
         f"DELETE FROM {_table(WindowTotal)} WHERE incident_id IN ({marks}) AND happened = 0",
         incident_ids,
     )
-    cursor.execute(f"DELETE FROM {_table(CellDay)} WHERE recurrences = 0 AND analyses = 0")
+    _forget_empty_cells(cursor)
+
+
+def _forget_empty_cells(cursor) -> None:
+    cursor.execute(
+        f"DELETE FROM {_table(CellDay)} WHERE recurrences = 0 AND analyses = 0 AND filed = 0"
+    )
 
 
 # --- what each write changes -----------------------------------------------------------------
@@ -173,34 +177,79 @@ def rollups_recurrence(recurrence: Recurrence, sign: int = 1) -> None:
     )
 
 
-def analysis_counted(analysis_id: int) -> Happened | None:
-    """The analysis as the matrix counts it: finished, confident, its top incident known, and
-    nobody's feedback on that incident for it; else None."""
+TREND = {
+    (Analysis.Status.DONE, True): "explained",
+    (Analysis.Status.DONE, False): "unexplained",
+    (Analysis.Status.FAILED, True): "failed",
+    (Analysis.Status.FAILED, False): "failed",
+}
+
+
+def _analysis_state(analysis_id: int) -> tuple[Happened | None, date | None, str | None]:
+    """How the matrix counts the analysis (finished, confident, its top incident known and
+    nobody's feedback on that incident for it), and where the trend counts it."""
     answered = Feedback.objects.filter(analysis=OuterRef("pk"), incident=OuterRef("top_incident"))
     row = (
-        Analysis.objects.filter(
-            pk=analysis_id,
-            status=Analysis.Status.DONE,
-            confident=True,
-            top_incident__isnull=False,
-        )
-        .filter(~Exists(answered))
-        .values_list("top_incident_id", "created_at")
+        Analysis.objects.filter(pk=analysis_id)
+        .annotate(answered=Exists(answered))
+        .values_list("status", "confident", "top_incident_id", "created_at", "answered")
         .first()
     )
-    return Happened(row[0], local_day(row[1]), analyses=1) if row else None
+    if row is None:
+        return None, None, None
+    status, confident, top, created, was_answered = row
+    day = local_day(created)
+    counted = status == Analysis.Status.DONE and confident and top and not was_answered
+    trend = TREND.get((status, confident))
+    return Happened(top, day, analyses=1) if counted else None, day, trend
+
+
+def analysis_counted(analysis_id: int) -> Happened | None:
+    """The analysis as the matrix counts it, or None."""
+    return _analysis_state(analysis_id)[0]
+
+
+def _trend_add(changes: dict[tuple[date, str], int]) -> None:
+    columns = ("submitted", "explained", "unexplained", "failed")
+    days: dict[date, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for (day, column), n in changes.items():
+        days[day][columns.index(column)] += n
+    with connections[_db()].cursor() as cursor:
+        cursor.executemany(
+            _upsert_sql(AnalysisDay, ("day",), columns),
+            [(day, *counts) for day, counts in days.items() if any(counts)],
+        )
+
+
+def rollups_analysis_added(analysis_id: int) -> None:
+    """After an analysis was stored (in the same transaction)."""
+    counted, day, trend = _analysis_state(analysis_id)
+    if counted:
+        rollups_add([counted])
+    if day is not None:
+        _trend_add({(day, "submitted"): 1, **({(day, trend): 1} if trend else {})})
+
+
+def rollups_analysis_failed(analysis_id: int) -> None:
+    """After an analysis that was queued or running failed (in the same transaction)."""
+    created = Analysis.objects.values_list("created_at", flat=True).get(pk=analysis_id)
+    _trend_add({(local_day(created), "failed"): 1})
 
 
 @contextmanager
 def rollups_analysis_change(analysis_id: int) -> Iterator[None]:
-    """Around a write that may change whether (or for which incident) an analysis counts;
-    inside the transaction, the analysis row locked by the caller."""
-    before = analysis_counted(analysis_id)
+    """Around a write that may change whether (or for which incident) an analysis counts, or
+    how it stands in the trend; inside the transaction, the analysis row locked by the
+    caller."""
+    counted, day, trend = _analysis_state(analysis_id)
     yield
-    after = analysis_counted(analysis_id)
-    if before != after:
-        gone = [Happened(before.incident_id, before.day, analyses=-1)] if before else []
-        rollups_add([*gone, *([after] if after else [])])
+    now_counted, _, now_trend = _analysis_state(analysis_id)
+    if counted != now_counted:
+        gone = [Happened(counted.incident_id, counted.day, analyses=-1)] if counted else []
+        rollups_add([*gone, *([now_counted] if now_counted else [])])
+    if day is not None and trend != now_trend:
+        changes = {(day, trend): -1} if trend else {}
+        _trend_add({**changes, **({(day, now_trend): 1} if now_trend else {})})
 
 
 def _cell_add(cursor, stage: str, discipline: str, n: int) -> None:
@@ -209,24 +258,30 @@ def _cell_add(cursor, stage: str, discipline: str, n: int) -> None:
     )
 
 
-def _days_of(cursor, incident_id: int) -> list[tuple[date, int, int]]:
+def _days_of(cursor, incident: Incident, sign: int) -> list[tuple[date, int, int, int]]:
+    """What an incident adds to its cell's days (times `sign`): what happened, and its filing."""
     cursor.execute(
         f"SELECT day, recurrences, analyses FROM {_table(IncidentDay)} WHERE incident_id = %s",
-        [incident_id],
+        [incident.pk],
     )
-    return [(_as_date(day), r, a) for day, r, a in cursor.fetchall()]
+    return [(_as_date(day), sign * r, sign * a, 0) for day, r, a in cursor.fetchall()] + [
+        (local_day(incident.created_at), 0, 0, sign)
+    ]
 
 
-def _cell_days(cursor, stage, discipline, days: list[tuple[date, int, int]], sign: int) -> None:
+def _cell_days(cursor, rows: list[tuple[str, str, date, int, int, int]]) -> None:
     cursor.executemany(
-        _upsert_sql(CellDay, ("stage", "discipline", "day"), ("recurrences", "analyses")),
-        [(stage, discipline, day, sign * r, sign * a) for day, r, a in days],
+        _upsert_sql(CellDay, ("stage", "discipline", "day"), ("recurrences", "analyses", "filed")),
+        rows,
     )
 
 
 def rollups_incident_filed(incident: Incident) -> None:
     with transaction.atomic(using=_db()), connections[_db()].cursor() as cursor:
         _cell_add(cursor, incident.stage, incident.discipline, 1)
+        _cell_days(
+            cursor, [(incident.stage, incident.discipline, local_day(incident.created_at), 0, 0, 1)]
+        )
 
 
 def rollups_incident_moved(incident: Incident, *, stage: str, discipline: str) -> None:
@@ -237,31 +292,35 @@ def rollups_incident_moved(incident: Incident, *, stage: str, discipline: str) -
     with transaction.atomic(using=_db()), connections[_db()].cursor() as cursor:
         _cell_add(cursor, stage, discipline, -1)
         _cell_add(cursor, incident.stage, incident.discipline, 1)
-        days = _days_of(cursor, incident.pk)
-        _cell_days(cursor, stage, discipline, days, -1)
-        _cell_days(cursor, incident.stage, incident.discipline, days, 1)
+        _cell_days(cursor, [(stage, discipline, *day) for day in _days_of(cursor, incident, -1)])
+        _cell_days(
+            cursor,
+            [(incident.stage, incident.discipline, *day) for day in _days_of(cursor, incident, 1)],
+        )
         cursor.execute(
             f"UPDATE {_table(WindowTotal)} SET stage = %s WHERE incident_id = %s",
             [incident.stage, incident.pk],
         )
-        cursor.execute(f"DELETE FROM {_table(CellDay)} WHERE recurrences = 0 AND analyses = 0")
+        _forget_empty_cells(cursor)
 
 
 def rollups_incident_removed(incident: Incident) -> None:
     """Before an incident is deleted (its own rollup rows go with it)."""
     with transaction.atomic(using=_db()), connections[_db()].cursor() as cursor:
-        cursor.execute(
-            f"SELECT stage, discipline FROM {_table(Incident)} WHERE id = %s FOR UPDATE"
-            if connections[_db()].vendor == "postgresql"
-            else f"SELECT stage, discipline FROM {_table(Incident)} WHERE id = %s",
-            [incident.pk],
+        stored = (
+            Incident.objects.select_for_update()
+            .filter(pk=incident.pk)
+            .only("stage", "discipline", "created_at")
+            .first()
         )
-        row = cursor.fetchone()
-        if row is None:
+        if stored is None:
             return
-        _cell_add(cursor, row[0], row[1], -1)
-        _cell_days(cursor, row[0], row[1], _days_of(cursor, incident.pk), -1)
-        cursor.execute(f"DELETE FROM {_table(CellDay)} WHERE recurrences = 0 AND analyses = 0")
+        _cell_add(cursor, stored.stage, stored.discipline, -1)
+        _cell_days(
+            cursor,
+            [(stored.stage, stored.discipline, *day) for day in _days_of(cursor, stored, -1)],
+        )
+        _forget_empty_cells(cursor)
 
 
 # --- the matrix's windows --------------------------------------------------------------------
@@ -341,6 +400,7 @@ def rollups_rebuild(*, apps=global_apps, using: str | None = None, today: date |
             "Feedback",
             "IncidentDay",
             "CellDay",
+            "AnalysisDay",
             "IncidentCell",
             "WindowState",
             "WindowTotal",
@@ -350,7 +410,15 @@ def rollups_rebuild(*, apps=global_apps, using: str | None = None, today: date |
     connection = connections[using]
     quote = connection.ops.quote_name
     table = {name: quote(model._meta.db_table) for name, model in models.items()}
-    rollups = ("IncidentDay", "CellDay", "IncidentCell", "WindowState", "WindowTotal")
+    rollups = (
+        "IncidentDay",
+        "CellDay",
+        "AnalysisDay",
+        "IncidentCell",
+        "WindowState",
+        "WindowTotal",
+    )
+    tz = timezone.get_default_timezone()
     today = today or timezone.localdate(timezone=timezone.get_default_timezone())
     recurrences = (
         models["Recurrence"]
@@ -366,14 +434,35 @@ def rollups_rebuild(*, apps=global_apps, using: str | None = None, today: date |
         models["Analysis"]
         .objects.using(using)
         .filter(Q(status="done", confident=True, top_incident__isnull=False), ~Exists(answered))
-        .annotate(day=TruncDate("created_at", tzinfo=timezone.get_default_timezone()))
+        .annotate(day=TruncDate("created_at", tzinfo=tz))
         .values("top_incident_id", "day")
         .annotate(n=Count("pk"))
         .order_by()
     )
-    (r_sql, r_params), (a_sql, a_params) = (
-        recurrences.query.sql_with_params(),
-        analyses.query.sql_with_params(),
+    filed = (
+        models["Incident"]
+        .objects.using(using)
+        .annotate(day=TruncDate("created_at", tzinfo=tz))
+        .values("stage", "discipline", "day")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    done, failed = Q(status="done"), Q(status="failed")
+    trend = (
+        models["Analysis"]
+        .objects.using(using)
+        .annotate(day=TruncDate("created_at", tzinfo=tz))
+        .values("day")
+        .annotate(
+            submitted=Count("pk"),
+            explained=Count("pk", filter=done & Q(confident=True)),
+            unexplained=Count("pk", filter=done & Q(confident=False)),
+            failed=Count("pk", filter=failed),
+        )
+        .order_by()
+    )
+    (r_sql, r_params), (a_sql, a_params), (f_sql, f_params), (t_sql, t_params) = (
+        query.query.sql_with_params() for query in (recurrences, analyses, filed, trend)
     )
     with transaction.atomic(using=using), connection.cursor() as cursor:
         if connection.vendor == "postgresql":
@@ -391,10 +480,21 @@ def rollups_rebuild(*, apps=global_apps, using: str | None = None, today: date |
             [*r_params, *a_params],
         )
         cursor.execute(
-            f"INSERT INTO {table['CellDay']} (stage, discipline, day, recurrences, analyses) "
-            "SELECT i.stage, i.discipline, d.day, SUM(d.recurrences), SUM(d.analyses) "
+            f"INSERT INTO {table['CellDay']} "
+            "(stage, discipline, day, recurrences, analyses, filed) "
+            "SELECT c.stage, c.discipline, c.day, SUM(c.r), SUM(c.a), SUM(c.f) FROM ("
+            "SELECT i.stage AS stage, i.discipline AS discipline, d.day AS day, "
+            "d.recurrences AS r, d.analyses AS a, 0 AS f "
             f"FROM {table['IncidentDay']} d JOIN {table['Incident']} i ON i.id = d.incident_id "
-            "GROUP BY i.stage, i.discipline, d.day"
+            f"UNION ALL SELECT n.stage, n.discipline, n.day, 0, 0, n.n FROM ({f_sql}) n"
+            ") c GROUP BY c.stage, c.discipline, c.day",
+            f_params,
+        )
+        cursor.execute(
+            f"INSERT INTO {table['AnalysisDay']} "
+            "(day, submitted, explained, unexplained, failed) "
+            f"SELECT t.day, t.submitted, t.explained, t.unexplained, t.failed FROM ({t_sql}) t",
+            t_params,
         )
         cursor.execute(
             f"INSERT INTO {table['IncidentCell']} (stage, discipline, incidents) "

@@ -11,6 +11,7 @@ import pytest
 from django.contrib import admin
 from django.core.management import call_command
 from django.db import transaction
+from django.db.models import Q
 from django.test import RequestFactory
 from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
@@ -20,6 +21,7 @@ from common.choices import Discipline, Stage
 from incidents import logmatch, services
 from incidents.models import (
     Analysis,
+    AnalysisDay,
     CellDay,
     Feedback,
     Incident,
@@ -29,8 +31,19 @@ from incidents.models import (
     WindowState,
     WindowTotal,
 )
-from incidents.services.analysis import analysis_store
-from incidents.services.rollups import WINDOWS, local_day, rollups_rebuild, rollups_window
+from incidents.services.analysis import (
+    _finish_failed,
+    analysis_fail,
+    analysis_give_up_if_spent,
+    analysis_store,
+)
+from incidents.services.rollups import (
+    WINDOWS,
+    local_day,
+    rollups_analysis_added,
+    rollups_rebuild,
+    rollups_window,
+)
 from reports.selectors import MatrixParams, matrix_get
 from tests.factories import IncidentFactory
 
@@ -69,20 +82,51 @@ def stored_days() -> Counter:
 
 
 def live_cells() -> tuple[Counter, Counter]:
-    where = {pk: (s, d) for pk, s, d in Incident.objects.values_list("pk", "stage", "discipline")}
+    rows = Incident.objects.values_list("pk", "stage", "discipline", "created_at")
+    where = {pk: (s, d) for pk, s, d, _ in rows}
     cells: Counter = Counter()
     for (incident_id, day, kind), n in live_days().items():
         cells[(*where[incident_id], day, kind)] += n
+    for _, stage, discipline, created in rows:
+        cells[stage, discipline, local_day(created), "f"] += 1
     return cells, Counter(where.values())
+
+
+def live_trend() -> Counter:
+    trend: Counter = Counter()
+    for status, confident, created in Analysis.objects.values_list(
+        "status", "confident", "created_at"
+    ):
+        day = local_day(created)
+        trend[day, "submitted"] += 1
+        if status == Analysis.Status.DONE:
+            trend[day, "explained" if confident else "unexplained"] += 1
+        elif status == Analysis.Status.FAILED:
+            trend[day, "failed"] += 1
+    return trend
+
+
+def stored_trend() -> Counter:
+    trend: Counter = Counter()
+    for row in AnalysisDay.objects.values():
+        for name in ("submitted", "explained", "unexplained", "failed"):
+            trend[row["day"], name] += row[name]
+    return +trend
 
 
 def stored_cells() -> tuple[Counter, Counter]:
     cells: Counter = Counter()
-    for stage, discipline, day, r, a in CellDay.objects.values_list(
-        "stage", "discipline", "day", "recurrences", "analyses"
+    for stage, discipline, day, r, a, f in CellDay.objects.values_list(
+        "stage", "discipline", "day", "recurrences", "analyses", "filed"
     ):
-        assert r or a, "a cell-day where nothing happened"
-        cells.update({(stage, discipline, day, "r"): r, (stage, discipline, day, "a"): a})
+        assert r or a or f, "a cell-day where nothing happened"
+        cells.update(
+            {
+                (stage, discipline, day, "r"): r,
+                (stage, discipline, day, "a"): a,
+                (stage, discipline, day, "f"): f,
+            }
+        )
     counts = Counter(
         {
             (s, d): n
@@ -104,6 +148,7 @@ def live_window(weeks: int, end: date) -> dict[int, int]:
 def assert_rollups_equal_live() -> None:
     assert stored_days() == +live_days()
     assert stored_cells() == tuple(+counter for counter in live_cells())
+    assert stored_trend() == +live_trend()
     incidents = {
         pk: (s, c) for pk, s, c in Incident.objects.values_list("pk", "stage", "recurrence_count")
     }
@@ -179,6 +224,7 @@ def analysis_finished(day: date, report: logmatch.Report) -> Analysis:
     analysis = Analysis.objects.create(
         status=Analysis.Status.RUNNING, attempts=1, text="tail", created_at=moment
     )
+    rollups_analysis_added(analysis.pk)  # as analysis_request does, on its own day
     assert analysis_store(analysis, report, attempt=1)
     return analysis
 
@@ -227,6 +273,31 @@ class World:
         incidents = list(Incident.objects.order_by("?")[:2])
         confident = self.data.draw(st.booleans())
         analysis_finished(self.day(), report_for(*incidents, confident=confident))
+
+    def submit(self):
+        services.analysis_request(data="ERROR: something broke", user=self.people[0])
+
+    def fail_queued(self):
+        if analysis := self.pick(Analysis.objects.filter(status=Analysis.Status.QUEUED)):
+            analysis_fail(analysis_id=analysis.pk, message="lost")
+
+    def fail_running(self):
+        if analysis := self.pick(Analysis.objects.filter(status=Analysis.Status.QUEUED)):
+            Analysis.objects.filter(pk=analysis.pk).update(
+                status=Analysis.Status.RUNNING, attempts=9
+            )
+            if self.data.draw(st.booleans()):
+                _finish_failed(analysis.pk, 9, "crashed")
+            else:
+                analysis_give_up_if_spent(analysis_id=analysis.pk, dead=Q(pk=analysis.pk))
+
+    def finish_queued(self):
+        if analysis := self.pick(Analysis.objects.filter(status=Analysis.Status.QUEUED)):
+            Analysis.objects.filter(pk=analysis.pk).update(
+                status=Analysis.Status.RUNNING, attempts=1
+            )
+            incidents = list(Incident.objects.order_by("?")[:1])
+            analysis_store(analysis, report_for(*incidents), attempt=1)
 
     def rerank(self):
         analysis = self.pick(Analysis.objects.all())
@@ -296,9 +367,9 @@ def test_any_sequence_of_writes_keeps_the_rollups_equal_to_the_rows(data, alice,
         assert_rollups_equal_live()
         for weeks, per_stage in ((4, 2), (12, 8), (52, 3)):
             assert shown_matrix(weeks, per_stage) == live_matrix(weeks, per_stage)
-        maintained = (stored_days(), stored_cells())
+        maintained = (stored_days(), stored_cells(), stored_trend())
         rollups_rebuild(today=today)
-        assert (stored_days(), stored_cells()) == maintained
+        assert (stored_days(), stored_cells(), stored_trend()) == maintained
         assert_rollups_equal_live()
         transaction.set_rollback(True)
 

@@ -11,9 +11,9 @@ from django.utils import timezone
 from common.weeks import week_last_completed
 from incidents.models import Analysis, Feedback, Incident, Recurrence
 from incidents.services.rollups import (
-    analysis_counted,
-    rollups_add,
+    rollups_analysis_added,
     rollups_analysis_change,
+    rollups_rebuild,
     rollups_recurrence,
 )
 from tests.factories import IncidentFactory
@@ -35,6 +35,7 @@ def incident(*, created: datetime | None = None, **fields) -> Incident:
     if created is not None:
         Incident.objects.filter(pk=made.pk).update(created_at=created)
         made.created_at = created
+        rollups_rebuild()  # filed on another day than today: counted again
     return made
 
 
@@ -67,7 +68,7 @@ def analysis(
         created_at=when,
         finished_at=when + timedelta(seconds=1),
     )
-    rollups_add([counted] if (counted := analysis_counted(made.pk)) else [])
+    rollups_analysis_added(made.pk)
     return made
 
 
