@@ -177,7 +177,7 @@ def rollups_recurrence(recurrence: Recurrence, sign: int = 1) -> None:
     )
 
 
-TREND = {
+TREND: dict[tuple[str, bool], str] = {
     (Analysis.Status.DONE, True): "explained",
     (Analysis.Status.DONE, False): "unexplained",
     (Analysis.Status.FAILED, True): "failed",
