@@ -285,11 +285,16 @@ def rollups_incident_filed(incident: Incident) -> None:
 
 
 def rollups_incident_moved(incident: Incident, *, stage: str, discipline: str) -> None:
-    """After an incident's stage or discipline changed from `stage`, `discipline` (its row
-    locked by the caller): its counts move to its new cell."""
-    if (stage, discipline) == (incident.stage, incident.discipline):
-        return
+    """After an incident was saved whose stage and discipline were `stage`, `discipline` (its
+    row locked by the caller): its counts move to its new cell. Its recurrence count is copied
+    again too: a save writes the one it read (the admin's form)."""
     with transaction.atomic(using=_db()), connections[_db()].cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {_table(WindowTotal)} SET recurrence_count = %s WHERE incident_id = %s",
+            [incident.recurrence_count, incident.pk],
+        )
+        if (stage, discipline) == (incident.stage, incident.discipline):
+            return
         _cell_add(cursor, stage, discipline, -1)
         _cell_add(cursor, incident.stage, incident.discipline, 1)
         _cell_days(cursor, [(stage, discipline, *day) for day in _days_of(cursor, incident, -1)])

@@ -404,3 +404,23 @@ def test_the_admin_moves_and_deletes_recurrences_through_the_rollups(alice):
     site.delete_queryset(request, Recurrence.objects.all())
     assert_rollups_equal_live()
     assert not IncidentDay.objects.exists()
+
+
+def test_the_admin_files_moves_and_deletes_incidents_through_the_rollups(admin_client, alice):
+    made = IncidentFactory(stage="data", discipline="reconcile")
+    services.incident_record_recurrence(incident=made, reported_by=alice)
+    rollups_window(weeks=12, today=_today())
+    site = admin.site._registry[Incident]
+    request = RequestFactory().post("/")
+    request.user = alice
+    made.stage = "serve"
+
+    class Form:
+        changed_data = ["stage"]
+
+    site.save_model(request, made, Form(), change=True)
+    assert_rollups_equal_live()
+    assert WindowTotal.objects.get(incident=made).stage == "serve"
+    site.delete_queryset(request, Incident.objects.filter(pk=made.pk))
+    assert_rollups_equal_live()
+    assert not CellDay.objects.exists() and not IncidentCell.objects.exclude(incidents=0).exists()
