@@ -12,6 +12,7 @@ sees the new day. SQLite runs one write transaction at a time (transaction_mode 
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -250,6 +251,28 @@ def rollups_analysis_change(analysis_id: int) -> Iterator[None]:
     if day is not None and trend != now_trend:
         changes = {(day, trend): -1} if trend else {}
         _trend_add({**changes, **({(day, now_trend): 1} if now_trend else {})})
+
+
+# Analyses whose feedback is being deleted and that did not count before (one cascade deletes
+# every row first, then reports each: the analysis must be counted once).
+_uncounted = threading.local()
+
+
+def rollups_feedback_deleting(sender, instance: Feedback, **kwargs) -> None:
+    waiting = _uncounted.__dict__.setdefault("ids", set())
+    if analysis_counted(instance.analysis_id) is None:
+        waiting.add(instance.analysis_id)
+    else:
+        waiting.discard(instance.analysis_id)
+
+
+def rollups_feedback_deleted(sender, instance: Feedback, **kwargs) -> None:
+    """After feedback was deleted by a cascade (a user deleted; an incident or analysis deleted
+    leaves nothing to count): an analysis nobody answered on its top incident now counts."""
+    waiting = _uncounted.__dict__.setdefault("ids", set())
+    if instance.analysis_id in waiting and (counted := analysis_counted(instance.analysis_id)):
+        waiting.discard(instance.analysis_id)
+        rollups_add([counted])
 
 
 def _cell_add(cursor, stage: str, discipline: str, n: int) -> None:

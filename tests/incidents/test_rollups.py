@@ -9,6 +9,7 @@ from datetime import date, datetime, time, timedelta
 
 import pytest
 from django.contrib import admin
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import transaction
 from django.db.models import Q
@@ -424,3 +425,17 @@ def test_the_admin_files_moves_and_deletes_incidents_through_the_rollups(admin_c
     site.delete_queryset(request, Incident.objects.filter(pk=made.pk))
     assert_rollups_equal_live()
     assert not CellDay.objects.exists() and not IncidentCell.objects.exclude(incidents=0).exists()
+
+
+def test_deleting_people_who_answered_an_analysis_counts_it_again(alice, bob):
+    made = IncidentFactory(stage="data")
+    rollups_window(weeks=12, today=_today())
+    analysis = Analysis.objects.get(pk=analysis_finished(_today(), report_for(made)).pk)
+    for person in (alice, bob):
+        services.analysis_feedback(
+            analysis=analysis, incident=made, user=person, verdict=Feedback.Verdict.NOT_IT
+        )
+    assert not IncidentDay.objects.exists()
+    get_user_model().objects.filter(pk__in=[alice.pk, bob.pk]).delete()
+    assert_rollups_equal_live()
+    assert IncidentDay.objects.get().analyses == 1
