@@ -22,7 +22,7 @@ from typing import Any
 
 from django.apps import apps as global_apps
 from django.db import connections, router, transaction
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
@@ -258,7 +258,16 @@ def rollups_analysis_change(analysis_id: int) -> Iterator[None]:
 _uncounted = threading.local()
 
 
-def rollups_feedback_deleting(sender, instance: Feedback, **kwargs) -> None:
+def _analysis_stays(origin: Any) -> bool:
+    """Whether a deletion that started at `origin` leaves the analyses and incidents (their
+    own deletion takes their counts away)."""
+    model = origin.model if isinstance(origin, QuerySet) else type(origin)
+    return model not in (Analysis, Incident)
+
+
+def rollups_feedback_deleting(sender, instance: Feedback, origin=None, **kwargs) -> None:
+    if not _analysis_stays(origin):
+        return
     waiting = _uncounted.__dict__.setdefault("ids", set())
     if analysis_counted(instance.analysis_id) is None:
         waiting.add(instance.analysis_id)
@@ -266,9 +275,11 @@ def rollups_feedback_deleting(sender, instance: Feedback, **kwargs) -> None:
         waiting.discard(instance.analysis_id)
 
 
-def rollups_feedback_deleted(sender, instance: Feedback, **kwargs) -> None:
+def rollups_feedback_deleted(sender, instance: Feedback, origin=None, **kwargs) -> None:
     """After feedback was deleted by a cascade (a user deleted; an incident or analysis deleted
     leaves nothing to count): an analysis nobody answered on its top incident now counts."""
+    if not _analysis_stays(origin):
+        return
     waiting = _uncounted.__dict__.setdefault("ids", set())
     if instance.analysis_id in waiting and (counted := analysis_counted(instance.analysis_id)):
         waiting.discard(instance.analysis_id)

@@ -439,3 +439,13 @@ def test_deleting_people_who_answered_an_analysis_counts_it_again(alice, bob):
     get_user_model().objects.filter(pk__in=[alice.pk, bob.pk]).delete()
     assert_rollups_equal_live()
     assert IncidentDay.objects.get().analyses == 1
+
+
+def test_deleting_an_analysis_and_its_feedback_leaves_nothing_counted(alice):
+    made = IncidentFactory(stage="data")
+    analysis = Analysis.objects.get(pk=analysis_finished(_today(), report_for(made)).pk)
+    services.analysis_feedback(
+        analysis=analysis, incident=made, user=alice, verdict=Feedback.Verdict.NOT_IT
+    )
+    Analysis.objects.filter(pk=analysis.pk).delete()
+    assert not IncidentDay.objects.exists()
