@@ -8,7 +8,7 @@ from django.db import migrations, models
 def count_what_is_there(apps, schema_editor):
     """An existing database starts with its rollups equal to its rows (an empty one needs
     none: each window of the matrix is counted when first shown)."""
-    from incidents.services.rollups import rollups_rebuild
+    from incidents.services.rollups_build import rollups_rebuild
 
     if apps.get_model("incidents", "Incident").objects.exists():
         rollups_rebuild(apps=apps, using=schema_editor.connection.alias)

@@ -28,7 +28,7 @@ from incidents.models import (
     KnowledgeState,
     Recurrence,
 )
-from incidents.services.rollups import rollups_rebuild
+from incidents.services.rollups_build import rollups_rebuild
 from reports.demo.generator import DemoResult, History
 from reports.demo.material import GAP_LINES
 from reports.demo.rows import (

@@ -30,7 +30,7 @@ from incidents.models import (
     IncidentDay,
     WindowTotal,
 )
-from incidents.services.rollups import rollups_window
+from incidents.services.rollups_build import rollups_window
 from reports.condense import (
     condense_prevention,
     condense_remedy,

@@ -13,9 +13,9 @@ from incidents.models import Analysis, Feedback, Incident, Recurrence
 from incidents.services.rollups import (
     rollups_analysis_added,
     rollups_analysis_change,
-    rollups_rebuild,
     rollups_recurrence,
 )
+from incidents.services.rollups_build import rollups_rebuild
 from tests.factories import IncidentFactory
 
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 from markdown_it import MarkdownIt
 
 from incidents.models import Feedback, Incident
-from incidents.services.rollups import rollups_window
+from incidents.services.rollups_build import rollups_window
 from reports.selectors import MatrixParams, matrix_get
 from tests.reports.conftest import analysis, feedback, incident, local, recurrence
 

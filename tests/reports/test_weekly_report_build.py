@@ -6,7 +6,7 @@ import pytest
 
 from common.weeks import week_current, week_label_of_date
 from incidents.models import Feedback, Signature
-from incidents.services.rollups import rollups_rebuild
+from incidents.services.rollups_build import rollups_rebuild
 from reports.models import WeeklyReport
 from reports.services import ReportRefused, report_week_build, report_week_review
 from tests.reports.conftest import analysis, feedback, incident, local, recurrence

@@ -5,7 +5,7 @@ import time
 from django.core.management.base import BaseCommand
 
 from incidents.models import IncidentDay, WindowTotal
-from incidents.services.rollups import rollups_rebuild
+from incidents.services.rollups_build import rollups_rebuild
 
 
 class Command(BaseCommand):
