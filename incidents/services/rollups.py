@@ -104,7 +104,8 @@ def rollups_add(changes: Iterable[Happened], *, recount: bool = False) -> None:
             ids,
         )
         incidents = {row[0]: row[1:] for row in cursor.fetchall()}
-        counts = {key: value for key, value in counts.items() if key[0] in incidents}
+        # In key order, so that two writers lock the rows they share in the same order.
+        counts = {key: value for key, value in sorted(counts.items()) if key[0] in incidents}
         cursor.executemany(
             _upsert_sql(IncidentDay, ("incident_id", "day"), ("recurrences", "analyses")),
             [(incident_id, day, r, a) for (incident_id, day), (r, a) in counts.items()],
@@ -114,7 +115,7 @@ def rollups_add(changes: Iterable[Happened], *, recount: bool = False) -> None:
             stage, discipline, _ = incidents[incident_id]
             cells[stage, discipline, day][0] += r
             cells[stage, discipline, day][1] += a
-        _cell_days(cursor, [(*key, r, a, 0) for key, (r, a) in cells.items()])
+        _cell_days(cursor, [(*key, r, a, 0) for key, (r, a) in sorted(cells.items())])
         cursor.execute(
             _shared(f"SELECT weeks, as_of FROM {_table(WindowState)} ORDER BY weeks"),
         )
