@@ -112,23 +112,30 @@ class Matrix:
 
 
 # The narrow path (a tag or team filter, or a window the rollups do not count ahead): the
-# filtered incidents with how often each happened, summed from the incident-day rollup over
-# the window for those incidents only, then the busiest few of each stage and one row per
-# stage × discipline cell for the heat map (id NULL).
+# filtered incidents with how often each happened, then the busiest few of each stage and one
+# row per stage × discipline cell for the heat map (id NULL). How often: for a window counted
+# ahead, one lookup per filtered incident in the window rollup (its unique index); else summed
+# from the incident-day rollup over the window, for the filtered incidents only.
 MATRIX_SQL = """
 WITH filtered AS ({incidents}),
-totals AS (
-    SELECT d.incident_id, SUM(d.recurrences + d.analyses) AS n
-    FROM {incident_day} d JOIN filtered f ON f.id = d.incident_id
-    WHERE d.day >= %s AND d.day <= %s GROUP BY d.incident_id
-),
-scored AS (
-    SELECT i.id, i.stage, i.discipline, i.recurrence_count, COALESCE(t.n, 0) AS happened
-    FROM filtered i LEFT JOIN totals t ON t.incident_id = i.id
-)
+scored AS ({scored})
 {top}
 UNION ALL
 SELECT NULL, stage, discipline, 0, SUM(happened), COUNT(*) FROM scored GROUP BY stage, discipline
+"""
+SCORED_BY_DAYS_SQL = """
+    SELECT i.id, i.stage, i.discipline, i.recurrence_count, COALESCE(t.n, 0) AS happened
+    FROM filtered i LEFT JOIN (
+        SELECT d.incident_id, SUM(d.recurrences + d.analyses) AS n
+        FROM {incident_day} d JOIN filtered f ON f.id = d.incident_id
+        WHERE d.day >= %s AND d.day <= %s GROUP BY d.incident_id
+    ) t ON t.incident_id = i.id
+"""
+SCORED_BY_WINDOW_SQL = """
+    SELECT i.id, i.stage, i.discipline, i.recurrence_count, COALESCE((
+        SELECT t.happened FROM {window_total} t WHERE t.weeks = %s AND t.incident_id = i.id
+    ), 0) AS happened
+    FROM filtered i
 """
 MATRIX_TOP_SQL = """
 SELECT * FROM (
@@ -204,15 +211,19 @@ def _tables(connection) -> dict[str, str]:
     }
 
 
-def _narrow_sql(params: MatrixParams, tables: dict[str, str]) -> tuple[str, list[Any]]:
+def _narrow_sql(
+    params: MatrixParams, tables: dict[str, str], *, counted: bool
+) -> tuple[str, list[Any]]:
     start, end = params.window()
     incidents = matrix_incidents(params).values("id", "stage", "discipline", "recurrence_count")
     sql, incident_params = incidents.query.sql_with_params()
+    scored = (SCORED_BY_WINDOW_SQL if counted else SCORED_BY_DAYS_SQL).format(**tables)
+    scored_params = [params.weeks] if counted else [start, end]
     top = "UNION ALL".join(MATRIX_TOP_SQL.format(n=n) for n in range(len(Stage.values)))
     top_params = [value for stage in Stage.values for value in (stage, params.per_stage)]
     return (
-        MATRIX_SQL.format(incidents=sql, top=top, **tables),
-        [*incident_params, start, end, *top_params],
+        MATRIX_SQL.format(incidents=sql, scored=scored, top=top),
+        [*incident_params, *scored_params, *top_params],
     )
 
 
@@ -227,12 +238,10 @@ def _window_sql(params: MatrixParams, tables: dict[str, str]) -> tuple[str, list
     return f"{top} UNION ALL {WINDOW_CELLS_SQL.format(**tables)}", [*top_params, start, end]
 
 
-def _fast(params: MatrixParams) -> bool:
+def _counted(params: MatrixParams) -> bool:
     """Whether the rollups count this window ahead (rolling it to today if need be)."""
     today = timezone.localdate(timezone=timezone.get_default_timezone())
-    if params.tag or params.reporters or params.until not in (None, today):
-        return False
-    return rollups_window(weeks=params.weeks, today=today)
+    return params.until in (None, today) and rollups_window(weeks=params.weeks, today=today)
 
 
 def _ranked(rows: list[_Row], per_stage: int) -> list[_Row]:
@@ -267,8 +276,11 @@ def matrix_get(*, params: MatrixParams, language: str) -> Matrix:
     start, end = params.window()
     connection = connections[Incident.objects.db]
     tables = _tables(connection)
-    fast = _fast(params)
-    sql, sql_params = (_window_sql if fast else _narrow_sql)(params, tables)
+    counted = _counted(params)
+    fast = counted and not (params.tag or params.reporters)
+    sql, sql_params = (
+        _window_sql(params, tables) if fast else _narrow_sql(params, tables, counted=counted)
+    )
     with connection.cursor() as cursor:
         cursor.execute(sql, sql_params)
         rows = [_Row(row[0], row[1], row[2], *(int(value) for value in row[3:])) for row in cursor]
