@@ -1,6 +1,6 @@
 """How do the matrix, the weekly report page and the report build scale? Ratios in one run.
 
-Creates a throwaway database (a SQLite file under a temporary VAR_DIR, or `bench_reports` on
+Creates a throwaway database (a SQLite file under a temporary VAR_DIR, or --database-name on
 the PostgreSQL server of DATABASE_URL), seeds the catalog, then measures twice:
 
   1. small: --small-incidents demo incidents (default 1,000) and ten times as many
@@ -8,9 +8,14 @@ the PostgreSQL server of DATABASE_URL), seeds the catalog, then measures twice:
   2. large: more demo data added on top, up to --incidents (default 100,000) incidents and
      --rows (default 1,000,000) recurrences + analyses, over 52 weeks.
 
-At each size it prints the median server time of the matrix page and of the weekly report page
-(the whole Django stack through the test client, signed in as a lead) with their query counts,
-and the median time to build last week's report; then the large/small ratios.
+At each size it prints the median server time of the matrix page (read from the rollups), of
+the matrix filtered by a tag (the narrow path: the incident-day rollup of the tagged incidents),
+of the matrix API and of the weekly report page (the whole Django stack through the test
+client, signed in as a lead) with their query counts, the median time to build last week's
+report, and — the "before" — the ranking query the matrix ran before rollups, aggregating
+every recurrence and analysis of the window; then the large/small ratios. The demo data is
+bulk-inserted, so the rollups are rebuilt after each fill (`rebuild_rollups`): that time is
+printed too.
 
 --with-indexes first adds two covering indexes to the incidents tables of the throwaway
 database (see SUGGESTED_INDEXES), to show what they would change.
@@ -71,8 +76,77 @@ class Size:
     recurrences: int
     analyses: int
     matrix: Sample
+    matrix_tag: Sample
+    matrix_api: Sample
+    matrix_before: Sample
     report_page: Sample
     build: Sample
+
+
+# What the matrix ran on every request before rollups (its ranking and heat-map query).
+BEFORE_SQL = """
+WITH hits (incident_id, n) AS ({recurrences} UNION ALL {analyses}),
+totals AS (SELECT incident_id, SUM(n) AS n FROM hits GROUP BY incident_id),
+scored AS (
+    SELECT i.id, i.stage, i.discipline, i.recurrence_count, COALESCE(t.n, 0) AS happened
+    FROM ({incidents}) i LEFT JOIN totals t ON t.incident_id = i.id
+)
+{top}
+UNION ALL
+SELECT NULL, stage, discipline, 0, SUM(happened), COUNT(*) FROM scored GROUP BY stage, discipline
+"""
+BEFORE_TOP_SQL = """
+SELECT * FROM (
+    SELECT id, stage, discipline, recurrence_count, happened, 1 FROM scored WHERE stage = %s
+    ORDER BY happened DESC, recurrence_count DESC, id LIMIT %s
+) AS top_{n}
+"""
+
+
+def matrix_before() -> None:
+    """The old live aggregation over every recurrence and analysis of the 12-week window."""
+    from datetime import timedelta
+
+    from django.db.models import Count, Exists, OuterRef
+    from django.utils import timezone
+
+    from common.choices import Stage
+    from common.weeks import day_start
+    from incidents.models import Analysis, Feedback, Incident, Recurrence
+
+    end = timezone.localdate(timezone=timezone.get_default_timezone())
+    start = end - timedelta(weeks=12) + timedelta(days=1)
+    recurrences = (
+        Recurrence.objects.filter(occurred_on__gte=start, occurred_on__lte=end)
+        .values("incident_id")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    answered = Feedback.objects.filter(analysis=OuterRef("pk"), incident=OuterRef("top_incident"))
+    analyses = (
+        Analysis.objects.filter(
+            status=Analysis.Status.DONE,
+            created_at__gte=day_start(start),
+            created_at__lt=day_start(end + timedelta(days=1)),
+            confident=True,
+            top_incident__isnull=False,
+        )
+        .filter(~Exists(answered))
+        .values("top_incident_id")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    incidents = Incident.objects.order_by().values("id", "stage", "discipline", "recurrence_count")
+    parts = [query.query.sql_with_params() for query in (recurrences, analyses, incidents)]
+    top = "UNION ALL".join(BEFORE_TOP_SQL.format(n=n) for n in range(len(Stage.values)))
+    sql = BEFORE_SQL.format(
+        recurrences=parts[0][0], analyses=parts[1][0], incidents=parts[2][0], top=top
+    )
+    params = [*parts[0][1], *parts[1][1], *parts[2][1]]
+    params += [value for stage in Stage.values for value in (stage, 8)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        cursor.fetchall()
 
 
 def measure(action: Callable[[], object], repeat: int) -> Sample:
@@ -103,9 +177,18 @@ def grow(incidents: int, rows: int, seed: int) -> float:
         suggestions=False,
         log=lambda message: print(f"    {message}", flush=True),
     )
+    print(f"    rollups rebuilt by demo_generate; again on their own: {rebuild():.1f} s")
     # Fresh planner statistics, as autovacuum (PostgreSQL) or a maintained database would have.
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE" if connection.vendor == "postgresql" else "ANALYZE")
+    return time.perf_counter() - started
+
+
+def rebuild() -> float:
+    from django.core.management import call_command
+
+    started = time.perf_counter()
+    call_command("rebuild_rollups", stdout=io.StringIO())
     return time.perf_counter() - started
 
 
@@ -121,6 +204,9 @@ def size_now(client: Client, repeat: int) -> Size:
         recurrences=Recurrence.objects.count(),
         analyses=Analysis.objects.count(),
         matrix=measure(lambda: page(client, "/matrix/"), repeat),
+        matrix_tag=measure(lambda: page(client, "/matrix/?tag=kaldi"), repeat),
+        matrix_api=measure(lambda: page(client, "/api/v1/matrix/"), repeat),
+        matrix_before=measure(matrix_before, max(3, repeat // 2)),
         report_page=measure(lambda: page(client, report.get_absolute_url()), repeat),
         build=measure(lambda: report_week_build(week_start=week), max(3, repeat // 2)),
     )
@@ -140,6 +226,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--with-indexes", action="store_true", help="see SUGGESTED_INDEXES")
+    parser.add_argument("--database-name", default="bench_reports", help="on PostgreSQL")
     args = parser.parse_args()
 
     from django.core.management import call_command
@@ -148,7 +235,7 @@ def main() -> int:
 
     settings.DATABASES["default"].setdefault("TEST", {})
     if connection.vendor != "sqlite":
-        settings.DATABASES["default"]["TEST"]["NAME"] = "bench_reports"
+        settings.DATABASES["default"]["TEST"]["NAME"] = args.database_name
     name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
     extra = " + suggested indexes" if args.with_indexes else ""
     print(f"database: {connection.vendor} {name}{extra}", flush=True)
@@ -185,6 +272,9 @@ def main() -> int:
     print(f"{'':24}{label(small):>30}{label(large):>34}{'ratio':>8}")
     for title, attribute in (
         ("matrix page", "matrix"),
+        ("matrix, tag filter", "matrix_tag"),
+        ("matrix API", "matrix_api"),
+        ("matrix before rollups*", "matrix_before"),
         ("weekly report page", "report_page"),
         ("weekly report build", "build"),
     ):
@@ -198,6 +288,13 @@ def main() -> int:
         f"\nlarge: {large.recurrences:,} recurrences + {large.analyses:,} analyses, "
         f"{WEEKS} weeks; medians of {args.repeat} requests after a warm-up"
     )
+    print("* the ranking query alone, as every matrix request ran it before the rollups")
+    for title, size in (("small", small), ("large", large)):
+        print(
+            f"{title}: matrix page {size.matrix.milliseconds:.1f} ms with rollups vs "
+            f"{size.matrix_before.milliseconds:.1f} ms for the old query alone "
+            f"({size.matrix_before.milliseconds / size.matrix.milliseconds:.1f}x)"
+        )
     return 0
 
 

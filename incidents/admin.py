@@ -35,13 +35,25 @@ class IncidentAdmin(SimpleHistoryAdmin):
     inlines = [SignatureInline]
 
     def save_model(self, request, obj, form, change):
+        was = None
         if change:
             text_changed = bool(set(form.changed_data) & set(TEXT_FIELDS))
             obj.mark_edited(text_changed=text_changed)
+            was = (
+                Incident.objects.select_for_update()
+                .filter(pk=obj.pk)
+                .values_list("stage", "discipline")
+                .first()
+            )
         super().save_model(request, obj, form, change)
+        services.incident_counted(obj, was=was)
 
     def delete_model(self, request, obj):
         services.incident_delete(incident=obj)
+
+    def delete_queryset(self, request, queryset):
+        for incident in queryset:
+            services.incident_delete(incident=incident)
 
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)
@@ -91,6 +103,27 @@ class SignatureAdmin(SimpleHistoryAdmin):
 class RecurrenceAdmin(admin.ModelAdmin):
     list_display = ["incident", "occurred_on", "reported_by"]
     raw_id_fields = ["incident", "reported_by"]
+
+    def save_model(self, request, obj, form, change):
+        if not change:  # the service also counts it on the incident and in the rollups
+            obj.pk = services.incident_record_recurrence(
+                incident=obj.incident,
+                reported_by=obj.reported_by,
+                occurred_on=obj.occurred_on,
+                note=obj.note,
+                analysis=obj.analysis,
+            ).pk
+            return
+        was = Recurrence.objects.filter(pk=obj.pk).values_list("incident_id", "occurred_on")[0]
+        super().save_model(request, obj, form, change)
+        services.recurrence_update(recurrence=obj, was=was)
+
+    def delete_model(self, request, obj):
+        services.recurrence_delete(recurrence=obj)
+
+    def delete_queryset(self, request, queryset):
+        for recurrence in queryset:
+            services.recurrence_delete(recurrence=recurrence)
 
 
 @admin.register(Webhook)

@@ -15,15 +15,27 @@ from incidents.models.incident import (
     Signature,
     Tag,
 )
+from incidents.models.rollup import (
+    AnalysisDay,
+    CellDay,
+    IncidentCell,
+    IncidentDay,
+    WindowState,
+    WindowTotal,
+)
 from incidents.models.webhook import Webhook
 
 __all__ = [
     "EDITABLE_FIELDS",
     "TEXT_FIELDS",
     "Analysis",
+    "AnalysisDay",
     "AnalysisSuggestion",
+    "CellDay",
     "Feedback",
     "Incident",
+    "IncidentCell",
+    "IncidentDay",
     "IncidentText",
     "KnowledgeChange",
     "KnowledgeGap",
@@ -32,4 +44,6 @@ __all__ = [
     "Signature",
     "Tag",
     "Webhook",
+    "WindowState",
+    "WindowTotal",
 ]

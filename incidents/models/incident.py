@@ -142,6 +142,10 @@ class Incident(TranslatedContent):
             models.Index(fields=["-updated_at", "-id"]),
             models.Index(fields=["-occurred_on", "-id"]),
             models.Index(fields=["-recurrence_count", "-id"]),
+            # The matrix fills a quiet stage with its most recurring incidents.
+            models.Index(
+                fields=["stage", "-recurrence_count", "id"], name="incident_stage_recurring"
+            ),
         ]
         constraints = [
             models.CheckConstraint(

@@ -7,6 +7,7 @@ from incidents.services.analysis import (
 )
 from incidents.services.feedback import FeedbackRefused, analysis_feedback
 from incidents.services.incident import (
+    incident_counted,
     incident_create,
     incident_delete,
     incident_index,
@@ -14,6 +15,8 @@ from incidents.services.incident import (
     incident_record_recurrence,
     incident_save_with_tags,
     incident_update,
+    recurrence_delete,
+    recurrence_update,
     signature_create,
     signature_delete,
     signature_mark_edited,
@@ -35,6 +38,7 @@ __all__ = [
     "analysis_request",
     "analysis_run",
     "analysis_sweep",
+    "incident_counted",
     "incident_create",
     "incident_delete",
     "incident_index",
@@ -43,6 +47,8 @@ __all__ = [
     "incident_save_with_tags",
     "incident_update",
     "knowledge_changed",
+    "recurrence_delete",
+    "recurrence_update",
     "signature_create",
     "signature_delete",
     "signature_mark_edited",

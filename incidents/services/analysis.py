@@ -34,6 +34,11 @@ from incidents import logmatch
 from incidents.knowledge import feedback_map, knowledge_index
 from incidents.models import Analysis, AnalysisSuggestion, Incident, KnowledgeGap, Signature
 from incidents.services.origin import JobOrigin
+from incidents.services.rollups import (
+    rollups_analysis_added,
+    rollups_analysis_change,
+    rollups_analysis_failed,
+)
 from incidents.services.webhooks import webhooks_notify
 
 log = logging.getLogger(__name__)
@@ -99,6 +104,7 @@ def analysis_request(
                 redactions=redactions + path_redactions + where_redactions,
                 **where,
             )
+            rollups_analysis_added(analysis.pk)
     except IntegrityError:  # the same key, sent twice at once: the other request stored it
         return Analysis.objects.get(submitted_by=user, client_key=client_key)
     transaction.on_commit(partial(_enqueue, analysis.pk))
@@ -199,9 +205,11 @@ def analysis_fail(*, analysis_id: int, message: str) -> None:
 
     A row another worker is running is left alone: that worker's result wins.
     """
-    Analysis.objects.filter(pk=analysis_id, status=Status.QUEUED).update(
-        status=Status.FAILED, error=message[:2000], finished_at=timezone.now()
-    )
+    with transaction.atomic():
+        if Analysis.objects.filter(pk=analysis_id, status=Status.QUEUED).update(
+            status=Status.FAILED, error=message[:2000], finished_at=timezone.now()
+        ):
+            rollups_analysis_failed(analysis_id)
 
 
 def claim_seconds() -> int:
@@ -238,15 +246,18 @@ def analysis_give_up_if_spent(*, analysis_id: int, dead: Q | None = None) -> boo
     """Fail a tail whose worker died on its last attempt: it took down a worker every time
     it ran, so it is not sent again. True when it was given up."""
     dead = dead if dead is not None else Q(claim_expires_at__lt=timezone.now())
-    given_up = Analysis.objects.filter(
-        dead, pk=analysis_id, status=Status.RUNNING, attempts__gte=MAX_ATTEMPTS
-    ).update(
-        status=Status.FAILED,
-        error=gettext("The analysis stopped its worker %(n)d times and was given up.")
-        % {"n": MAX_ATTEMPTS},
-        finished_at=timezone.now(),
-        claim_expires_at=None,
-    )
+    with transaction.atomic():
+        given_up = Analysis.objects.filter(
+            dead, pk=analysis_id, status=Status.RUNNING, attempts__gte=MAX_ATTEMPTS
+        ).update(
+            status=Status.FAILED,
+            error=gettext("The analysis stopped its worker %(n)d times and was given up.")
+            % {"n": MAX_ATTEMPTS},
+            finished_at=timezone.now(),
+            claim_expires_at=None,
+        )
+        if given_up:
+            rollups_analysis_failed(analysis_id)
     return bool(given_up)
 
 
@@ -265,9 +276,11 @@ def analyze_stored(
 
 
 def _finish_failed(analysis_id: int, attempt: int, message: str) -> None:
-    Analysis.objects.filter(pk=analysis_id, status=Status.RUNNING, attempts=attempt).update(
-        status=Status.FAILED, error=message[:2000], finished_at=timezone.now()
-    )
+    with transaction.atomic():
+        if Analysis.objects.filter(pk=analysis_id, status=Status.RUNNING, attempts=attempt).update(
+            status=Status.FAILED, error=message[:2000], finished_at=timezone.now()
+        ):
+            rollups_analysis_failed(analysis_id)
 
 
 def analysis_store(
@@ -293,21 +306,24 @@ def analysis_store(
         when = {}  # ranked again, the same first suggestion: nothing to say
     with transaction.atomic():
         rows = Analysis.objects.filter(pk=analysis.pk)
+        # Locked first: what the matrix counted of it before is what it counts now.
+        rows.select_for_update().values_list("pk").first()
         if attempt:
             rows = rows.filter(status=Status.RUNNING, attempts=attempt)
         else:
             rows = rows.filter(status=Status.DONE)
-        stored = rows.update(
-            status=Status.DONE,
-            report=_report_dict(analysis, report),
-            stage=report.stage or "",
-            confident=report.confident,
-            top_incident=top,
-            key_template=report.key_template,
-            error="",
-            claim_expires_at=None,
-            **when,
-        )
+        with rollups_analysis_change(analysis.pk):
+            stored = rows.update(
+                status=Status.DONE,
+                report=_report_dict(analysis, report),
+                stage=report.stage or "",
+                confident=report.confident,
+                top_incident=top,
+                key_template=report.key_template,
+                error="",
+                claim_expires_at=None,
+                **when,
+            )
         if not stored:
             return False  # a newer claim owns this analysis now
         AnalysisSuggestion.objects.filter(analysis=analysis).delete()

@@ -4,13 +4,13 @@ the pairing of that incident with those lines."""
 from __future__ import annotations
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext
 
 from incidents.knowledge import knowledge_state_forget
 from incidents.models import Analysis, Feedback, Incident, KnowledgeState, Recurrence
-from incidents.services.incident import incident_record_recurrence
+from incidents.services.incident import incident_record_recurrence, recurrence_delete
+from incidents.services.rollups import rollups_analysis_change
 
 Status = Analysis.Status
 
@@ -36,12 +36,13 @@ def analysis_feedback(*, analysis: Analysis, incident: Incident, user, verdict: 
     with transaction.atomic():
         # One confirmation at a time per analysis, so two at once record one recurrence.
         Analysis.objects.select_for_update().only("pk").get(pk=analysis.pk)
-        feedback, _ = Feedback.objects.update_or_create(
-            analysis=analysis,
-            incident=incident,
-            user=user,
-            defaults={"verdict": verdict, "key_template": analysis.key_template},
-        )
+        with rollups_analysis_change(analysis.pk):  # answered, it is no longer counted
+            feedback, _ = Feedback.objects.update_or_create(
+                analysis=analysis,
+                incident=incident,
+                user=user,
+                defaults={"verdict": verdict, "key_template": analysis.key_template},
+            )
         if verdict == Feedback.Verdict.FIXED and feedback.recurrence_id is None:
             feedback.recurrence = _recurrence_of(analysis, incident, user)
             feedback.save(update_fields=["recurrence"])
@@ -70,10 +71,7 @@ def _withdraw(feedback: Feedback, recurrence: Recurrence) -> None:
     feedback.save(update_fields=["recurrence"])
     still = Feedback.objects.filter(recurrence=recurrence).order_by("created_at", "pk").first()
     if still is None:
-        recurrence.delete()
-        Incident.objects.filter(pk=feedback.incident_id, recurrence_count__gt=0).update(
-            recurrence_count=F("recurrence_count") - 1
-        )
+        recurrence_delete(recurrence=recurrence)
     elif recurrence.reported_by_id == feedback.user_id:
         recurrence.reported_by_id = still.user_id
         recurrence.save(update_fields=["reported_by"])

@@ -21,6 +21,14 @@ from incidents.models import TEXT_FIELDS, Incident, KnowledgeGap, Recurrence, Si
 from incidents.models.incident import tag_names_clean
 from incidents.search_words import search_words
 from incidents.services.knowledge import knowledge_changed
+from incidents.services.rollups import (
+    Happened,
+    rollups_add,
+    rollups_incident_filed,
+    rollups_incident_moved,
+    rollups_incident_removed,
+    rollups_recurrence,
+)
 
 INCIDENT_FIELDS = (
     *TEXT_FIELDS,
@@ -65,7 +73,10 @@ def incident_save_with_tags(incident: Incident, tags: Iterable[str] | None) -> N
     if names is not None:
         incident.tag_list = tag_list_text(names)
     incident.full_clean()
-    incident.save()
+    with transaction.atomic():
+        was = Incident.objects.filter(pk=incident.pk).values_list("stage", "discipline").first()
+        incident.save()
+        incident_counted(incident, was=was)
     if names is not None:
         incident.tags.set(tags_from_names(names))
     incident_index(incident=incident)
@@ -143,9 +154,19 @@ def incident_update(
     return incident
 
 
+def incident_counted(incident: Incident, *, was: tuple[str, str] | None) -> None:
+    """After saving an incident whose stage and discipline were `was` (None: a new one)."""
+    if was is None:
+        rollups_incident_filed(incident)
+    else:
+        rollups_incident_moved(incident, stage=was[0], discipline=was[1])
+
+
 def incident_delete(*, incident: Incident) -> None:
     slug = incident.slug
-    incident.delete()
+    with transaction.atomic():
+        rollups_incident_removed(incident)
+        incident.delete()
     knowledge_changed(slugs=[slug])
 
 
@@ -168,7 +189,39 @@ def incident_record_recurrence(
         recurrence.full_clean()
         recurrence.save()
         Incident.objects.filter(pk=incident.pk).update(recurrence_count=F("recurrence_count") + 1)
+        rollups_recurrence(recurrence)
     return recurrence
+
+
+def recurrence_delete(*, recurrence: Recurrence) -> None:
+    with transaction.atomic():
+        recurrence.delete()
+        Incident.objects.filter(pk=recurrence.incident_id, recurrence_count__gt=0).update(
+            recurrence_count=F("recurrence_count") - 1
+        )
+        rollups_recurrence(recurrence, -1)
+
+
+def recurrence_update(*, recurrence: Recurrence, was: tuple[int, date]) -> None:
+    """After a recurrence was saved that belonged to incident `was[0]` on day `was[1]`."""
+    if was == (recurrence.incident_id, recurrence.occurred_on):
+        return
+    with transaction.atomic():
+        moved = Incident.objects.filter(pk__in=[was[0], recurrence.incident_id])
+        if was[0] != recurrence.incident_id:
+            moved.filter(pk=was[0], recurrence_count__gt=0).update(
+                recurrence_count=F("recurrence_count") - 1
+            )
+            moved.filter(pk=recurrence.incident_id).update(
+                recurrence_count=F("recurrence_count") + 1
+            )
+        rollups_add(
+            [
+                Happened(was[0], was[1], recurrences=-1),
+                Happened(recurrence.incident_id, recurrence.occurred_on, recurrences=1),
+            ],
+            recount=True,
+        )
 
 
 def signature_problems(*, pattern: str, examples: str, unless: str = "") -> dict[str, list[str]]:

@@ -28,6 +28,7 @@ from incidents.models import (
     KnowledgeState,
     Recurrence,
 )
+from incidents.services.rollups_build import rollups_rebuild
 from reports.demo.generator import DemoResult, History
 from reports.demo.material import GAP_LINES
 from reports.demo.rows import (
@@ -51,6 +52,7 @@ def demo_clear() -> None:
         ).delete()
         recount_recurrences(Incident.objects.all())
         KnowledgeState.replace("token")
+        rollups_rebuild()
 
 
 def demo_generate(
@@ -88,5 +90,6 @@ def demo_generate(
     result.signatures = history.add_signatures()
     recount_recurrences(Incident.objects.all())
     KnowledgeState.replace("token")  # written in bulk, past the services: say so
+    rollups_rebuild()
     result.seconds = time.perf_counter() - started
     return result

@@ -1,5 +1,6 @@
 """The quick-reference matrix: each stage's incidents ranked by how often they happened in a
-window, and the stage × discipline heat map. One ranking query plus one fetch of the texts shown.
+window, and the stage × discipline heat map. One ranking query plus one fetch of the texts shown,
+both reading rollups (incidents.models.rollup), never the analyses themselves.
 
 "How often an incident happened" in the window counts
   - its recurrences dated in the window (every "this fixed it" on an analysis already
@@ -10,19 +11,26 @@ window, and the stage × discipline heat map. One ranking query plus one fetch o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from typing import Any
 
 from django.db import connections
-from django.db.models import Count, Exists, OuterRef, QuerySet
+from django.db.models import QuerySet
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
 
 from common.choices import Discipline, Stage
-from common.weeks import day_start
-from incidents.models import TEXT_FIELDS, Analysis, Feedback, Incident, Recurrence
+from incidents.models import (
+    TEXT_FIELDS,
+    CellDay,
+    Incident,
+    IncidentCell,
+    IncidentDay,
+    WindowTotal,
+)
+from incidents.services.rollups_build import rollups_window
 from reports.condense import (
     condense_prevention,
     condense_remedy,
@@ -103,25 +111,59 @@ class Matrix:
     total_happened: int
 
 
-# The filtered incidents with how often each happened, then the busiest few of each stage
-# (a top-N per stage: cheaper than ranking every incident with a window function) and one
-# row per stage × discipline cell for the heat map (id NULL). `scored` is materialized once.
+# The narrow path (a tag or team filter, or a window the rollups do not count ahead): the
+# filtered incidents with how often each happened, then the busiest few of each stage and one
+# row per stage × discipline cell for the heat map (id NULL). How often: for a window counted
+# ahead, one lookup per filtered incident in the window rollup (its unique index); else summed
+# from the incident-day rollup over the window, for the filtered incidents only.
 MATRIX_SQL = """
-WITH hits (incident_id, n) AS ({recurrences} UNION ALL {analyses}),
-totals AS (SELECT incident_id, SUM(n) AS n FROM hits GROUP BY incident_id),
-scored AS (
-    SELECT i.id, i.stage, i.discipline, i.recurrence_count, COALESCE(t.n, 0) AS happened
-    FROM ({incidents}) i LEFT JOIN totals t ON t.incident_id = i.id
-)
+WITH filtered AS ({incidents}),
+scored AS ({scored})
 {top}
 UNION ALL
 SELECT NULL, stage, discipline, 0, SUM(happened), COUNT(*) FROM scored GROUP BY stage, discipline
+"""
+SCORED_BY_DAYS_SQL = """
+    SELECT i.id, i.stage, i.discipline, i.recurrence_count, COALESCE(t.n, 0) AS happened
+    FROM filtered i LEFT JOIN (
+        SELECT d.incident_id, SUM(d.recurrences + d.analyses) AS n
+        FROM {incident_day} d JOIN filtered f ON f.id = d.incident_id
+        WHERE d.day >= %s AND d.day <= %s GROUP BY d.incident_id
+    ) t ON t.incident_id = i.id
+"""
+SCORED_BY_WINDOW_SQL = """
+    SELECT i.id, i.stage, i.discipline, i.recurrence_count, COALESCE((
+        SELECT t.happened FROM {window_total} t WHERE t.weeks = %s AND t.incident_id = i.id
+    ), 0) AS happened
+    FROM filtered i
 """
 MATRIX_TOP_SQL = """
 SELECT * FROM (
     SELECT id, stage, discipline, recurrence_count, happened, 1 FROM scored WHERE stage = %s
     ORDER BY happened DESC, recurrence_count DESC, id LIMIT %s
 ) AS top_{n}
+"""
+# The fast path (no filter, a window ending today): each stage's busiest few read off the
+# window rollup's index, the stage's most recurring incidents to fill a quiet stage (twice
+# as many: those that happened are among them), and the heat map from the cell rollups.
+# Its cost depends on the number of stages, cells and days, not on the data.
+WINDOW_TOP_SQL = """
+SELECT * FROM (
+    SELECT incident_id, stage, '', recurrence_count, happened, 1 FROM {window_total}
+    WHERE weeks = %s AND stage = %s
+    ORDER BY happened DESC, recurrence_count DESC, incident_id LIMIT %s
+) AS top_{n}
+UNION ALL
+SELECT * FROM (
+    SELECT id, stage, '', recurrence_count, 0, 1 FROM {incident} WHERE stage = %s
+    ORDER BY recurrence_count DESC, id LIMIT %s
+) AS fill_{n}
+"""
+WINDOW_CELLS_SQL = """
+SELECT NULL, stage, discipline, 0, SUM(recurrences + analyses), 0 FROM {cell_day}
+WHERE day >= %s AND day <= %s GROUP BY stage, discipline
+UNION ALL
+SELECT NULL, stage, discipline, 0, 0, incidents FROM {incident_cell}
 """
 
 
@@ -156,36 +198,61 @@ def matrix_incidents(params: MatrixParams) -> QuerySet[Incident]:
     return incidents
 
 
-def _matrix_sql(params: MatrixParams) -> tuple[str, list[Any]]:
-    start, end = params.window()
-    recurrences = (
-        Recurrence.objects.filter(occurred_on__gte=start, occurred_on__lte=end)
-        .values("incident_id")
-        .annotate(n=Count("pk"))
-        .order_by()
-    )
-    answered = Feedback.objects.filter(analysis=OuterRef("pk"), incident=OuterRef("top_incident"))
-    analyses = (
-        Analysis.objects.filter(
-            status=Analysis.Status.DONE,
-            created_at__gte=day_start(start),
-            created_at__lt=day_start(end + timedelta(days=1)),
-            confident=True,
-            top_incident__isnull=False,
+def _tables(connection) -> dict[str, str]:
+    return {
+        name: connection.ops.quote_name(model._meta.db_table)
+        for name, model in (
+            ("incident", Incident),
+            ("incident_day", IncidentDay),
+            ("cell_day", CellDay),
+            ("incident_cell", IncidentCell),
+            ("window_total", WindowTotal),
         )
-        .filter(~Exists(answered))
-        .values("top_incident_id")
-        .annotate(n=Count("pk"))
-        .order_by()
-    )
+    }
+
+
+def _narrow_sql(
+    params: MatrixParams, tables: dict[str, str], *, counted: bool
+) -> tuple[str, list[Any]]:
+    start, end = params.window()
     incidents = matrix_incidents(params).values("id", "stage", "discipline", "recurrence_count")
-    parts = [query.query.sql_with_params() for query in (recurrences, analyses, incidents)]
+    sql, incident_params = incidents.query.sql_with_params()
+    scored = (SCORED_BY_WINDOW_SQL if counted else SCORED_BY_DAYS_SQL).format(**tables)
+    scored_params = [params.weeks] if counted else [start, end]
     top = "UNION ALL".join(MATRIX_TOP_SQL.format(n=n) for n in range(len(Stage.values)))
-    sql = MATRIX_SQL.format(
-        recurrences=parts[0][0], analyses=parts[1][0], incidents=parts[2][0], top=top
-    )
     top_params = [value for stage in Stage.values for value in (stage, params.per_stage)]
-    return sql, [*parts[0][1], *parts[1][1], *parts[2][1], *top_params]
+    return (
+        MATRIX_SQL.format(incidents=sql, scored=scored, top=top),
+        [*incident_params, *scored_params, *top_params],
+    )
+
+
+def _window_sql(params: MatrixParams, tables: dict[str, str]) -> tuple[str, list[Any]]:
+    start, end = params.window()
+    top = "UNION ALL".join(WINDOW_TOP_SQL.format(n=n, **tables) for n in range(len(Stage.values)))
+    top_params = [
+        value
+        for stage in Stage.values
+        for value in (params.weeks, stage, params.per_stage, stage, 2 * params.per_stage)
+    ]
+    return f"{top} UNION ALL {WINDOW_CELLS_SQL.format(**tables)}", [*top_params, start, end]
+
+
+def _counted(params: MatrixParams) -> bool:
+    """Whether the rollups count this window ahead (rolling it to today if need be)."""
+    today = timezone.localdate(timezone=timezone.get_default_timezone())
+    return params.until in (None, today) and rollups_window(weeks=params.weeks, today=today)
+
+
+def _ranked(rows: list[_Row], per_stage: int) -> list[_Row]:
+    """Of the fast path's rows: each stage's busiest, then its most recurring to fill it."""
+    ranked = []
+    for stage in Stage.values:
+        busy = [row for row in rows if row.stage == stage and row.happened > 0]
+        shown = {row.id for row in busy}
+        quiet = [row for row in rows if row.stage == stage and row.happened == 0]
+        ranked += busy + [row for row in quiet if row.id not in shown][: per_stage - len(busy)]
+    return ranked
 
 
 def _heat_level(happened: int, busiest: int) -> int:
@@ -204,19 +271,41 @@ def _cell_url(params: MatrixParams, stage: str, discipline: str) -> str:
 
 
 def matrix_get(*, params: MatrixParams, language: str) -> Matrix:
-    """The matrix in `language`: two queries (the ranking with the heat map, the texts)."""
+    """The matrix in `language`: two queries (the ranking with the heat map, the texts), and
+    on the fast path one more to see that the window is counted up to today."""
     start, end = params.window()
-    sql, sql_params = _matrix_sql(params)
-    with connections[Incident.objects.db].cursor() as cursor:
+    connection = connections[Incident.objects.db]
+    tables = _tables(connection)
+    counted = _counted(params)
+    fast = counted and not (params.tag or params.reporters)
+    sql, sql_params = (
+        _window_sql(params, tables) if fast else _narrow_sql(params, tables, counted=counted)
+    )
+    with connection.cursor() as cursor:
         cursor.execute(sql, sql_params)
         rows = [_Row(row[0], row[1], row[2], *(int(value) for value in row[3:])) for row in cursor]
     disciplines = tuple((str(value), str(label)) for value, label in Discipline.choices)
-    cells = {(row.stage, row.discipline): row for row in rows if row.id is None}
+    cells: dict[tuple[str, str], _Row] = {}
+    for row in rows:
+        if row.id is None:
+            cell = cells.get((row.stage, row.discipline))
+            cells[row.stage, row.discipline] = (
+                replace(
+                    row,
+                    happened=cell.happened + row.happened,
+                    incidents=cell.incidents + row.incidents,
+                )
+                if cell
+                else row
+            )
+    ranked = [row for row in rows if row.id is not None]
     return Matrix(
         params=params,
         start=start,
         end=end,
-        rows=_matrix_rows([row for row in rows if row.id is not None], disciplines, language),
+        rows=_matrix_rows(
+            _ranked(ranked, params.per_stage) if fast else ranked, disciplines, language
+        ),
         disciplines=disciplines,
         heat=_heat(params, cells, disciplines),
         total_happened=sum(row.happened for row in cells.values()),

@@ -7,12 +7,21 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 from django.conf import settings
-from django.db.models import Count, F, Max, Q, QuerySet
+from django.db.models import Count, F, Max, Q, QuerySet, Sum
 from django.db.models.fields.json import KT
+from django.db.models.functions import Coalesce
 
 from common.choices import Discipline, Stage
-from common.weeks import week_bounds, week_label_of_date
-from incidents.models import Analysis, Feedback, Incident, KnowledgeGap, Recurrence, Signature
+from common.weeks import week_label_of_date
+from incidents.models import (
+    Analysis,
+    AnalysisDay,
+    Feedback,
+    Incident,
+    IncidentDay,
+    KnowledgeGap,
+    Signature,
+)
 from reports.models import WeeklyReport
 from reports.selectors.weekly_counts import LIST_LIMIT, Failures, Window, floods, share
 from reports.snapshot import (
@@ -114,19 +123,17 @@ def _caught(window: Window) -> Caught:
 
 
 def _trend(window: Window, failures: Failures) -> tuple[list[TrendWeek], int]:
-    """Failures per stage and analyses per week; and the analyses that failed this week."""
+    """Failures per stage and analyses per week; and the analyses that failed this week.
+    Read from the analyses-per-day rollup: at most seven rows a week."""
     per_week = {}
     for index, monday in enumerate(window.mondays):
-        low, high = week_bounds(monday)
-        in_week = Q(created_at__gte=low, created_at__lt=high)
-        done = in_week & Q(status=Analysis.Status.DONE)
-        per_week[f"submitted{index}"] = Count("pk", filter=in_week)
-        per_week[f"explained{index}"] = Count("pk", filter=done & Q(confident=True))
-        per_week[f"unexplained{index}"] = Count("pk", filter=done & Q(confident=False))
-    this_week = Q(created_at__gte=window.start, created_at__lt=window.end)
-    per_week["failed"] = Count("pk", filter=this_week & Q(status=Analysis.Status.FAILED))
-    counts = Analysis.objects.filter(
-        created_at__gte=window.trend_start, created_at__lt=window.end
+        in_week = Q(day__gte=monday, day__lt=monday + timedelta(days=7))
+        for name in ("submitted", "explained", "unexplained"):
+            per_week[f"{name}{index}"] = Coalesce(Sum(name, filter=in_week), 0)
+    this_week = Q(day__gte=window.week_start, day__lt=window.week_end)
+    per_week["failed"] = Coalesce(Sum("failed", filter=this_week), 0)
+    counts = AnalysisDay.objects.filter(
+        day__gte=window.mondays[0], day__lt=window.week_end
     ).aggregate(**per_week)
     trend = []
     for index, monday in enumerate(window.mondays):
@@ -178,15 +185,16 @@ def _new_incidents(window: Window, failures: Failures) -> NewIncidents:
     )
 
 
-def _week_recurrences(window: Window) -> QuerySet[Recurrence]:
-    return Recurrence.objects.filter(
-        occurred_on__gte=window.week_start, occurred_on__lt=window.week_end
+def _week_recurrences(window: Window) -> QuerySet[IncidentDay]:
+    """The incident-days of the week on which an incident recurred."""
+    return IncidentDay.objects.filter(
+        day__gte=window.week_start, day__lt=window.week_end, recurrences__gt=0
     )
 
 
 def _recurrences(window: Window) -> Recurrences:
     totals = _week_recurrences(window).aggregate(
-        count=Count("pk"), incidents=Count("incident", distinct=True)
+        count=Coalesce(Sum("recurrences"), 0), incidents=Count("incident", distinct=True)
     )
     return Recurrences(count=totals["count"], incidents=totals["incidents"])
 
@@ -250,7 +258,7 @@ def _top_recurring(window: Window) -> list[RecurringItem]:
     rows = list(
         _week_recurrences(window)
         .values("incident_id")
-        .annotate(count=Count("pk"))
+        .annotate(count=Sum("recurrences"))
         .order_by("-count", "incident_id")[: LIST_LIMIT // 2]
     )
     referenced = _incidents_by_id(row["incident_id"] for row in rows)

@@ -1,6 +1,6 @@
 """The counting behind the weekly report: the week and its trend window, failures per stage
-and discipline per week, and the warning floods read from stored reports by the database.
-Each is one grouped query, whatever the data size."""
+and discipline per week (read from the rollups: at most 16 rows a day), and the warning floods
+read from stored reports by the database. Each is one grouped query."""
 
 from __future__ import annotations
 
@@ -9,31 +9,29 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from django.db import connections
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Q, QuerySet, Sum
+from django.db.models.functions import Coalesce
 
 from common.weeks import week_bounds
-from incidents.models import Analysis, Incident, Recurrence
+from incidents.models import Analysis, CellDay
 from reports.snapshot import Flood
 
 LIST_LIMIT = 20
 
 
-def weekly_counts(
-    queryset: QuerySet,
-    field: str,
-    mondays: tuple[date, ...],
-    group_by: tuple[str, ...],
-    *,
-    dates: bool,
+def weekly_sums(
+    queryset: QuerySet, column: str, mondays: tuple[date, ...], group_by: tuple[str, ...]
 ) -> list[dict[str, Any]]:
-    """One row per group with a count per week ("w0" the oldest): one query, CASE in SQL."""
-    per_week = {}
-    for index, monday in enumerate(mondays):
-        low, high = (monday, monday + timedelta(days=7)) if dates else week_bounds(monday)
-        per_week[f"w{index}"] = Count(
-            "pk", filter=Q(**{f"{field}__gte": low, f"{field}__lt": high})
+    """One row per group with the sum of a day rollup's `column` per week ("w0" the oldest):
+    one query, CASE in SQL."""
+    per_week = {
+        f"w{index}": Coalesce(
+            Sum(column, filter=Q(day__gte=monday, day__lt=monday + timedelta(days=7))), 0
         )
-    return list(queryset.values(*group_by).annotate(**per_week).order_by())
+        for index, monday in enumerate(mondays)
+    }
+    rows = queryset.filter(day__gte=mondays[0], day__lt=mondays[-1] + timedelta(days=7))
+    return list(rows.values(*group_by).annotate(**per_week).order_by())
 
 
 def share(part: int, whole: int) -> float | None:
@@ -128,25 +126,12 @@ class Failures:
 
     @classmethod
     def of(cls, window: Window) -> Failures:
-        new = weekly_counts(
-            Incident.objects.filter(created_at__gte=window.trend_start, created_at__lt=window.end),
-            "created_at",
-            window.mondays,
-            ("stage", "discipline"),
-            dates=False,
-        )
-        recurred = weekly_counts(
-            Recurrence.objects.filter(
-                occurred_on__gte=window.mondays[0], occurred_on__lt=window.week_end
-            ),
-            "occurred_on",
-            window.mondays,
-            ("incident__stage", "incident__discipline"),
-            dates=True,
+        cells = ("stage", "discipline")
+        new = weekly_sums(CellDay.objects.filter(filed__gt=0), "filed", window.mondays, cells)
+        recurred = weekly_sums(
+            CellDay.objects.filter(recurrences__gt=0), "recurrences", window.mondays, cells
         )
         return cls(new, recurred)
 
     def count(self, week: str, dimension: str, value: str) -> int:
-        return sum(row[week] for row in self.new if row[dimension] == value) + sum(
-            row[week] for row in self.recurred if row[f"incident__{dimension}"] == value
-        )
+        return sum(row[week] for row in (*self.new, *self.recurred) if row[dimension] == value)

@@ -1,4 +1,5 @@
-"""Helpers for the report tests: events placed at exact local times, in a chosen week."""
+"""Helpers for the report tests: events placed at exact local times, in a chosen week. They
+write rows directly (to place them exactly) and count them in the rollups as the services do."""
 
 from __future__ import annotations
 
@@ -9,6 +10,12 @@ from django.utils import timezone
 
 from common.weeks import week_last_completed
 from incidents.models import Analysis, Feedback, Incident, Recurrence
+from incidents.services.rollups import (
+    rollups_analysis_added,
+    rollups_analysis_change,
+    rollups_recurrence,
+)
+from incidents.services.rollups_build import rollups_rebuild
 from tests.factories import IncidentFactory
 
 
@@ -28,11 +35,14 @@ def incident(*, created: datetime | None = None, **fields) -> Incident:
     if created is not None:
         Incident.objects.filter(pk=made.pk).update(created_at=created)
         made.created_at = created
+        rollups_rebuild()  # filed on another day than today: counted again
     return made
 
 
 def recurrence(target: Incident, day: date, user=None) -> Recurrence:
-    return Recurrence.objects.create(incident=target, occurred_on=day, reported_by=user)
+    made = Recurrence.objects.create(incident=target, occurred_on=day, reported_by=user)
+    rollups_recurrence(made)
+    return made
 
 
 def analysis(
@@ -46,7 +56,7 @@ def analysis(
     user=None,
 ) -> Analysis:
     """A finished analysis: explained (confident, `top`) or not (its key `template`)."""
-    return Analysis.objects.create(
+    made = Analysis.objects.create(
         status=status,
         submitted_by=user,
         text="tail",
@@ -58,9 +68,12 @@ def analysis(
         created_at=when,
         finished_at=when + timedelta(seconds=1),
     )
+    rollups_analysis_added(made.pk)
+    return made
 
 
 def feedback(item: Analysis, target: Incident, user, verdict: str, when: datetime) -> Feedback:
-    return Feedback.objects.create(
-        analysis=item, incident=target, user=user, verdict=verdict, created_at=when
-    )
+    with rollups_analysis_change(item.pk):
+        return Feedback.objects.create(
+            analysis=item, incident=target, user=user, verdict=verdict, created_at=when
+        )

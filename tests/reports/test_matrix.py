@@ -10,6 +10,7 @@ from django.utils import timezone
 from markdown_it import MarkdownIt
 
 from incidents.models import Feedback, Incident
+from incidents.services.rollups_build import rollups_window
 from reports.selectors import MatrixParams, matrix_get
 from tests.reports.conftest import analysis, feedback, incident, local, recurrence
 
@@ -240,7 +241,47 @@ def test_the_page_is_a_fixed_number_of_queries(alice_client, alice, django_asser
         made = incident(stage=("build", "data", "train", "serve")[i % 4], tags=["gpu"])
         recurrence(made, today)
         analysis(when=local(today, 9), top=made)
-    # session, user, the ranking (with the heat map), the shown incidents' texts, lead check
-    with django_assert_num_queries(5):
+    alice_client.get(MATRIX)  # the first request of the day counts the window up to today
+    # session, user, is the window counted up to today, the ranking (with the heat map), the
+    # shown incidents' texts, lead check
+    with django_assert_num_queries(6):
         response = alice_client.get(MATRIX, {"tag": "gpu"})
     assert response.status_code == 200
+
+
+@pytest.mark.parametrize("n", [4, 40])
+def test_the_unfiltered_page_reads_the_rollups_in_a_fixed_number_of_queries(
+    alice_client, django_assert_num_queries, n
+):
+    today = _today()
+    for i in range(n):
+        made = incident(stage=("build", "data", "train", "serve")[i % 4])
+        recurrence(made, today)
+        analysis(when=local(today, 9), top=made)
+    alice_client.get(MATRIX)  # the first request of the day counts the window up to today
+    # session, user, is the window counted up to today, the ranking (with the heat map),
+    # the shown incidents' texts, lead check
+    with django_assert_num_queries(6):
+        response = alice_client.get(MATRIX)
+    assert response.status_code == 200
+    assert response.context["matrix"].total_happened == 2 * n
+    with django_assert_num_queries(5):  # session, user, window, ranking, texts
+        assert alice_client.get(reverse("reports-api:matrix")).status_code == 200
+
+
+def test_a_window_counted_days_ago_catches_up_on_the_next_request(alice):
+    today = _today()
+    made = incident(stage="data")
+    recurrence(made, today - timedelta(days=30))
+    recurrence(made, today)
+    last_week = today - timedelta(days=7)
+    assert [(e.slug, e.happened) for e in _row(MatrixParams(weeks=4, until=last_week))] == [
+        (made.slug, 1)
+    ]
+    rollups_window(weeks=4, today=last_week)  # as if nobody looked since
+    recurrence(made, today - timedelta(days=1))  # after the window's day: counted on the roll
+    assert [(e.slug, e.happened) for e in _row(MatrixParams(weeks=4))] == [(made.slug, 2)]
+
+
+def _row(params):
+    return matrix_get(params=params, language="en").rows[1].entries

@@ -1,0 +1,59 @@
+"""Upgrading an install with history counts it into the new rollups at once."""
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from django.utils import timezone
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+BEFORE = ("incidents", "0015_webhook")
+AFTER = ("incidents", "0016_matrix_and_report_rollups")
+
+
+def _migrate(target):
+    executor = MigrationExecutor(connection)
+    executor.migrate([target])
+    executor.loader.build_graph()
+    return executor.loader.project_state([target]).apps
+
+
+@pytest.fixture(autouse=True)
+def _back_to_the_latest_schema():
+    yield
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+def test_an_existing_history_is_counted_by_the_migration():
+    apps = _migrate(BEFORE)
+    Incident = apps.get_model("incidents", "Incident")
+    Analysis = apps.get_model("incidents", "Analysis")
+    Recurrence = apps.get_model("incidents", "Recurrence")
+    fields = {"title": "X", "symptom": "s", "root_cause": "r", "remedy": "m"}
+    data = Incident.objects.create(slug="x", discipline="reconcile", stage="data", **fields)
+    Incident.objects.create(slug="y", discipline="reconcile", stage="train", **fields)
+    today = timezone.localdate(timezone=timezone.get_default_timezone())
+    Recurrence.objects.create(incident=data, occurred_on=today - timedelta(days=3))
+    Analysis.objects.create(text="t", status="done", confident=True, top_incident=data)
+    Analysis.objects.create(text="t", status="failed")
+
+    apps = _migrate(AFTER)
+    IncidentDay = apps.get_model("incidents", "IncidentDay")
+    WindowTotal = apps.get_model("incidents", "WindowTotal")
+    AnalysisDay = apps.get_model("incidents", "AnalysisDay")
+    IncidentCell = apps.get_model("incidents", "IncidentCell")
+    assert sorted(IncidentDay.objects.values_list("day", "recurrences", "analyses")) == [
+        (today - timedelta(days=3), 1, 0),
+        (today, 0, 1),
+    ]
+    assert set(WindowTotal.objects.values_list("weeks", "happened")) == {
+        (weeks, 2) for weeks in (4, 8, 12, 26, 52)
+    }
+    assert AnalysisDay.objects.values_list("submitted", "explained", "failed").get() == (2, 1, 1)
+    assert sorted(IncidentCell.objects.values_list("stage", "incidents")) == [
+        ("data", 1),
+        ("train", 1),
+    ]
