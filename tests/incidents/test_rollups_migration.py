@@ -9,8 +9,8 @@ from django.utils import timezone
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-BEFORE = ("incidents", "0015_webhook")
-AFTER = ("incidents", "0016_matrix_and_report_rollups")
+BEFORE = ("incidents", "0016_search_words")
+AFTER = ("incidents", "0017_matrix_and_report_rollups")
 
 
 def _migrate(target):

@@ -17,7 +17,7 @@ def count_what_is_there(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('incidents', '0015_webhook'),
+        ('incidents', '0016_search_words'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
