@@ -80,39 +80,36 @@ def _window_roll(weeks: int, as_of: date | None, today: date) -> None:
 # --- from scratch ----------------------------------------------------------------------------
 
 
+SOURCES = ("Incident", "Recurrence", "Analysis", "Feedback")
+ROLLUPS = ("IncidentDay", "CellDay", "AnalysisDay", "IncidentCell", "WindowState", "WindowTotal")
+
+
 def rollups_rebuild(*, apps=global_apps, using: str | None = None, today: date | None = None):
     """Recompute every rollup from the recurrences, analyses, feedback and incidents. Writers
     wait meanwhile (PostgreSQL: the rollup tables are locked). `apps` is a migration's."""
-    get = apps.get_model
-    models = {
-        name: get("incidents", name)
-        for name in (
-            "Incident",
-            "Recurrence",
-            "Analysis",
-            "Feedback",
-            "IncidentDay",
-            "CellDay",
-            "AnalysisDay",
-            "IncidentCell",
-            "WindowState",
-            "WindowTotal",
-        )
-    }
+    models = {name: apps.get_model("incidents", name) for name in (*SOURCES, *ROLLUPS)}
     using = using or router.db_for_write(models["IncidentDay"])
     connection = connections[using]
-    quote = connection.ops.quote_name
-    table = {name: quote(model._meta.db_table) for name, model in models.items()}
-    rollups = (
-        "IncidentDay",
-        "CellDay",
-        "AnalysisDay",
-        "IncidentCell",
-        "WindowState",
-        "WindowTotal",
-    )
-    tz = timezone.get_default_timezone()
+    table = {
+        name: connection.ops.quote_name(model._meta.db_table) for name, model in models.items()
+    }
     today = today or timezone.localdate(timezone=timezone.get_default_timezone())
+    sources = _counted_sources(models, using)
+    with transaction.atomic(using=using), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            names = ", ".join(table[name] for name in ROLLUPS)
+            cursor.execute(f"LOCK TABLE {names} IN EXCLUSIVE MODE")
+        for name in ROLLUPS:
+            cursor.execute(f"DELETE FROM {table[name]}")
+        _count_days(cursor, table, sources)
+        _count_windows(cursor, table, today)
+
+
+def _counted_sources(models: dict, using: str) -> dict[str, tuple[str, tuple]]:
+    """The SQL (and parameters) of what the rollups count, per source: recurrences per
+    incident and day, counted analyses per top incident and day, incidents filed per cell and
+    day, and the analyses' trend per day."""
+    tz = timezone.get_default_timezone()
     recurrences = (
         models["Recurrence"]
         .objects.using(using)
@@ -154,52 +151,55 @@ def rollups_rebuild(*, apps=global_apps, using: str | None = None, today: date |
         )
         .order_by()
     )
-    (r_sql, r_params), (a_sql, a_params), (f_sql, f_params), (t_sql, t_params) = (
-        query.query.sql_with_params() for query in (recurrences, analyses, filed, trend)
+    queries = {"recurrences": recurrences, "analyses": analyses, "filed": filed, "trend": trend}
+    return {name: query.query.sql_with_params() for name, query in queries.items()}
+
+
+def _count_days(cursor, table: dict[str, str], sources: dict[str, tuple[str, tuple]]) -> None:
+    """Fill the per-day rollups and the incidents per cell from the counted sources."""
+    (r_sql, r_params), (a_sql, a_params) = sources["recurrences"], sources["analyses"]
+    (f_sql, f_params), (t_sql, t_params) = sources["filed"], sources["trend"]
+    cursor.execute(
+        f"INSERT INTO {table['IncidentDay']} (incident_id, day, recurrences, analyses) "
+        "SELECT h.incident_id, h.day, SUM(h.r), SUM(h.a) FROM ("
+        f"SELECT r.incident_id AS incident_id, r.occurred_on AS day, r.n AS r, 0 AS a "
+        f"FROM ({r_sql}) r UNION ALL "
+        f"SELECT a.top_incident_id, a.day, 0, a.n FROM ({a_sql}) a"
+        ") h GROUP BY h.incident_id, h.day",
+        [*r_params, *a_params],
     )
-    with transaction.atomic(using=using), connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            names = ", ".join(table[name] for name in rollups)
-            cursor.execute(f"LOCK TABLE {names} IN EXCLUSIVE MODE")
-        for name in rollups:
-            cursor.execute(f"DELETE FROM {table[name]}")
+    cursor.execute(
+        f"INSERT INTO {table['CellDay']} "
+        "(stage, discipline, day, recurrences, analyses, filed) "
+        "SELECT c.stage, c.discipline, c.day, SUM(c.r), SUM(c.a), SUM(c.f) FROM ("
+        "SELECT i.stage AS stage, i.discipline AS discipline, d.day AS day, "
+        "d.recurrences AS r, d.analyses AS a, 0 AS f "
+        f"FROM {table['IncidentDay']} d JOIN {table['Incident']} i ON i.id = d.incident_id "
+        f"UNION ALL SELECT n.stage, n.discipline, n.day, 0, 0, n.n FROM ({f_sql}) n"
+        ") c GROUP BY c.stage, c.discipline, c.day",
+        f_params,
+    )
+    cursor.execute(
+        f"INSERT INTO {table['AnalysisDay']} "
+        "(day, submitted, explained, unexplained, failed) "
+        f"SELECT t.day, t.submitted, t.explained, t.unexplained, t.failed FROM ({t_sql}) t",
+        t_params,
+    )
+    cursor.execute(
+        f"INSERT INTO {table['IncidentCell']} (stage, discipline, incidents) "
+        f"SELECT stage, discipline, COUNT(*) FROM {table['Incident']} "
+        "GROUP BY stage, discipline"
+    )
+
+
+def _count_windows(cursor, table: dict[str, str], today: date) -> None:
+    """Each matrix window's totals per incident, as of `today`."""
+    fill = WINDOW_FILL_SQL.format(
+        total=table["WindowTotal"], day=table["IncidentDay"], incident=table["Incident"]
+    )
+    for weeks in WINDOWS:
         cursor.execute(
-            f"INSERT INTO {table['IncidentDay']} (incident_id, day, recurrences, analyses) "
-            "SELECT h.incident_id, h.day, SUM(h.r), SUM(h.a) FROM ("
-            f"SELECT r.incident_id AS incident_id, r.occurred_on AS day, r.n AS r, 0 AS a "
-            f"FROM ({r_sql}) r UNION ALL "
-            f"SELECT a.top_incident_id, a.day, 0, a.n FROM ({a_sql}) a"
-            ") h GROUP BY h.incident_id, h.day",
-            [*r_params, *a_params],
+            f"INSERT INTO {table['WindowState']} (weeks, as_of) VALUES (%s, %s)",
+            [weeks, today],
         )
-        cursor.execute(
-            f"INSERT INTO {table['CellDay']} "
-            "(stage, discipline, day, recurrences, analyses, filed) "
-            "SELECT c.stage, c.discipline, c.day, SUM(c.r), SUM(c.a), SUM(c.f) FROM ("
-            "SELECT i.stage AS stage, i.discipline AS discipline, d.day AS day, "
-            "d.recurrences AS r, d.analyses AS a, 0 AS f "
-            f"FROM {table['IncidentDay']} d JOIN {table['Incident']} i ON i.id = d.incident_id "
-            f"UNION ALL SELECT n.stage, n.discipline, n.day, 0, 0, n.n FROM ({f_sql}) n"
-            ") c GROUP BY c.stage, c.discipline, c.day",
-            f_params,
-        )
-        cursor.execute(
-            f"INSERT INTO {table['AnalysisDay']} "
-            "(day, submitted, explained, unexplained, failed) "
-            f"SELECT t.day, t.submitted, t.explained, t.unexplained, t.failed FROM ({t_sql}) t",
-            t_params,
-        )
-        cursor.execute(
-            f"INSERT INTO {table['IncidentCell']} (stage, discipline, incidents) "
-            f"SELECT stage, discipline, COUNT(*) FROM {table['Incident']} "
-            "GROUP BY stage, discipline"
-        )
-        fill = WINDOW_FILL_SQL.format(
-            total=table["WindowTotal"], day=table["IncidentDay"], incident=table["Incident"]
-        )
-        for weeks in WINDOWS:
-            cursor.execute(
-                f"INSERT INTO {table['WindowState']} (weeks, as_of) VALUES (%s, %s)",
-                [weeks, today],
-            )
-            cursor.execute(fill, [weeks, today - timedelta(weeks=weeks), today])
+        cursor.execute(fill, [weeks, today - timedelta(weeks=weeks), today])
