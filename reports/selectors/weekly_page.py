@@ -66,18 +66,7 @@ def report_week_page(*, data: dict[str, Any], language: str) -> dict[str, Any]:
         {**item, "stage_label": _label(Stage, item["stage"]) if item["stage"] else "—"}
         for item in data["floods"]
     ]
-    page["stale_signatures"] = {
-        **data["stale_signatures"],
-        "items": [
-            {
-                **item,
-                "incident": _present_ref(item["incident"], language),
-                "last_hit_at": _parse_time(item["last_hit_at"]),
-                "edit_url": reverse("incidents:signature-edit", kwargs={"pk": item["id"]}),
-            }
-            for item in data["stale_signatures"]["items"]
-        ],
-    }
+    page["stale_signatures"] = _stale_signatures(data["stale_signatures"], language)
     page["not_it"] = {
         **data["not_it"],
         "items": [_present_ref(item, language) for item in data["not_it"]["items"]],
@@ -86,37 +75,53 @@ def report_week_page(*, data: dict[str, Any], language: str) -> dict[str, Any]:
     page["attention"] = (
         {**attention, "label": _label(Discipline, attention["discipline"])} if attention else None
     )
-    page["trend"] = [
-        {
-            **week,
-            "stage_counts": [week["stages"].get(stage, 0) for stage in Stage.values],
-            "stage_items": [
-                (str(label), week["stages"].get(stage, 0)) for stage, label in Stage.choices
-            ],
-        }
-        for week in data["trend"]
-    ]
-    caught = data.get("caught")
-    page["caught"] = (
-        {
-            **caught,
-            "stages": [
-                (_label(Stage, stage), count)
-                for stage, count in sorted(caught["stages"].items(), key=lambda item: -item[1])
-            ],
-        }
-        if caught
-        else None
-    )
+    page["trend"] = [_trend_week(week) for week in data["trend"]]
+    page["caught"] = _caught(data["caught"]) if data.get("caught") else None
     page["stage_labels"] = [str(label) for label in Stage.labels]
-    share, before = data["analyses"]["explained_share"], data["analyses"]["previous_share"]
-    page["analyses"] = {
-        **data["analyses"],
+    page["analyses"] = _analyses(data["analyses"])
+    return page
+
+
+def _stale_signatures(section: dict[str, Any], language: str) -> dict[str, Any]:
+    return {
+        **section,
+        "items": [
+            {
+                **item,
+                "incident": _present_ref(item["incident"], language),
+                "last_hit_at": _parse_time(item["last_hit_at"]),
+                "edit_url": reverse("incidents:signature-edit", kwargs={"pk": item["id"]}),
+            }
+            for item in section["items"]
+        ],
+    }
+
+
+def _trend_week(week: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **week,
+        "stage_counts": [week["stages"].get(stage, 0) for stage in Stage.values],
+        "stage_items": [
+            (str(label), week["stages"].get(stage, 0)) for stage, label in Stage.choices
+        ],
+    }
+
+
+def _caught(caught: dict[str, Any]) -> dict[str, Any]:
+    """Analyses `kb` caught, their stages busiest first."""
+    by_count = sorted(caught["stages"].items(), key=lambda item: -item[1])
+    return {**caught, "stages": [(_label(Stage, stage), count) for stage, count in by_count]}
+
+
+def _analyses(analyses: dict[str, Any]) -> dict[str, Any]:
+    """The explained share as percentages, and its change in points."""
+    share, before = analyses["explained_share"], analyses["previous_share"]
+    return {
+        **analyses,
         "percent": None if share is None else round(share * 100),
         "previous_percent": None if before is None else round(before * 100),
         "change_points": None if share is None or before is None else round((share - before) * 100),
     }
-    return page
 
 
 @dataclass(frozen=True)
