@@ -8,7 +8,6 @@ lease: a worker that died loses it when it expires, and the next delivery, or th
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from datetime import timedelta
@@ -22,8 +21,7 @@ from django.db import (
     close_old_connections,
     transaction,
 )
-from django.db.models import F, Q, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext
 from kombu.exceptions import KombuError
@@ -32,7 +30,8 @@ from common.database_errors import DATABASE_ERRORS
 from common.translation import error_text
 from incidents import logmatch
 from incidents.knowledge import feedback_map, knowledge_index
-from incidents.models import Analysis, AnalysisSuggestion, Incident, KnowledgeGap, Signature
+from incidents.models import Analysis, AnalysisSuggestion, Incident, Signature
+from incidents.services.gaps import gap_note
 from incidents.services.origin import JobOrigin
 from incidents.services.rollups import (
     rollups_analysis_added,
@@ -296,14 +295,7 @@ def analysis_store(
     slugs = [suggestion.slug for suggestion in report.suggestions]
     incidents = Incident.objects.in_bulk(slugs, field_name="slug")
     top = incidents.get(slugs[0]) if slugs and report.confident else None
-    now = timezone.now()
-    when: dict[str, object]
-    if attempt:
-        when = {"finished_at": now}
-    elif reranked_from is not None and reranked_from != (top.slug if top else ""):
-        when = {"reranked_at": now, "reranked_from": reranked_from}
-    else:
-        when = {}  # ranked again, the same first suggestion: nothing to say
+    when = _stamps(attempt=attempt, reranked_from=reranked_from, top=top)
     with transaction.atomic():
         rows = Analysis.objects.filter(pk=analysis.pk)
         # Locked first: what the matrix counted of it before is what it counts now.
@@ -326,28 +318,43 @@ def analysis_store(
             )
         if not stored:
             return False  # a newer claim owns this analysis now
-        AnalysisSuggestion.objects.filter(analysis=analysis).delete()
-        AnalysisSuggestion.objects.bulk_create(
-            AnalysisSuggestion(
-                analysis=analysis,
-                incident=incidents[suggestion.slug],
-                rank=rank,
-                score=suggestion.score,
-                confident=suggestion.confident,
-                evidence=[
-                    {"line": e.line, "text": e.text, "kind": e.kind} for e in suggestion.evidence
-                ],
-                why=suggestion.why,
-            )
-            for rank, suggestion in enumerate(report.suggestions, start=1)
-            if suggestion.slug in incidents
-        )
-        gap = _gap_note(analysis, report)
+        _suggestions_replace(analysis, report, incidents)
+        gap = gap_note(analysis, report)
         Analysis.objects.filter(pk=analysis.pk).update(gap=gap)
         if attempt:
             _count_signature_hits(report)
             webhooks_notify(analysis=analysis)
     return True
+
+
+def _stamps(*, attempt: int | None, reranked_from: str | None, top: Incident | None) -> dict:
+    """When a worker finished, or when a re-ranking changed the first suggestion."""
+    if attempt:
+        return {"finished_at": timezone.now()}
+    if reranked_from is not None and reranked_from != (top.slug if top else ""):
+        return {"reranked_at": timezone.now(), "reranked_from": reranked_from}
+    return {}  # ranked again, the same first suggestion: nothing to say
+
+
+def _suggestions_replace(
+    analysis: Analysis, report: logmatch.Report, incidents: dict[str, Incident]
+) -> None:
+    AnalysisSuggestion.objects.filter(analysis=analysis).delete()
+    AnalysisSuggestion.objects.bulk_create(
+        AnalysisSuggestion(
+            analysis=analysis,
+            incident=incidents[suggestion.slug],
+            rank=rank,
+            score=suggestion.score,
+            confident=suggestion.confident,
+            evidence=[
+                {"line": e.line, "text": e.text, "kind": e.kind} for e in suggestion.evidence
+            ],
+            why=suggestion.why,
+        )
+        for rank, suggestion in enumerate(report.suggestions, start=1)
+        if suggestion.slug in incidents
+    )
 
 
 def _report_dict(analysis: Analysis, report: logmatch.Report) -> dict:
@@ -360,48 +367,6 @@ def _report_dict(analysis: Analysis, report: logmatch.Report) -> dict:
         "cut_lines": analysis.cut_lines,
         "redactions": analysis.redactions,
     }
-
-
-def _gap_key(template: str) -> str:
-    return hashlib.sha256(template.encode()).hexdigest()
-
-
-def _gap_note(analysis: Analysis, report: logmatch.Report) -> KnowledgeGap | None:
-    """An unexplained tail joins the gap of its key template; an explained one closes it."""
-    if not report.key_template:
-        return None
-    key = _gap_key(report.key_template)
-    now = timezone.now()
-    if report.confident:
-        top = next((s.slug for s in report.suggestions if s.confident), "")
-        explained_by = Incident.objects.filter(slug=top).values("pk")[:1]
-        KnowledgeGap.objects.filter(key_hash=key, explained_at__isnull=True).update(
-            explained_at=now, incident=Coalesce(F("incident"), Subquery(explained_by))
-        )
-        return analysis.gap
-    line = report.key_line.text if report.key_line else report.key_template
-    try:
-        with transaction.atomic():
-            gap, created = KnowledgeGap.objects.get_or_create(
-                key_hash=key,
-                defaults={
-                    "key_template": report.key_template,
-                    "example_line": line,
-                    "stage": report.stage or "",
-                    "analysis_count": 1,
-                },
-            )
-    except IntegrityError:  # another worker created it a moment ago
-        gap, created = KnowledgeGap.objects.get(key_hash=key), False
-    if not created and analysis.gap_id != gap.pk:
-        KnowledgeGap.objects.filter(pk=gap.pk).update(
-            analysis_count=F("analysis_count") + 1,
-            last_seen=now,
-            explained_at=None,
-            example_line=line,
-            stage=report.stage or gap.stage,
-        )
-    return gap
 
 
 def _count_signature_hits(report: logmatch.Report) -> None:
