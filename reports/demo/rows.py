@@ -33,40 +33,12 @@ def analysis_report(
     rng: random.Random,
 ) -> dict[str, Any]:
     """A stored report as the engine would have written it for this tail."""
-    groups = [
-        {
-            "template": "INFO <*> step <*> loss <*>",
-            "level": "INFO",
-            "count": rng.randint(20, 180),
-            "first_line": 1,
-            "last_line": 150,
-            "example": "INFO 11-28 step 120 loss 2.31",
-            "flood": False,
-        }
-    ]
+    example = "INFO 11-28 step 120 loss 2.31"
+    groups = [_group("INFO <*> step <*> loss <*>", "INFO", rng.randint(20, 180), 1, 150, example)]
     if flood:
-        groups.append(
-            {
-                "template": flood[1],
-                "level": "WARNING",
-                "count": rng.randint(20, 4000),
-                "first_line": 10,
-                "last_line": 190,
-                "example": flood_line,
-                "flood": True,
-            }
-        )
-    groups.append(
-        {
-            "template": template,
-            "level": "ERROR",
-            "count": 1,
-            "first_line": 200,
-            "last_line": 200,
-            "example": line,
-            "flood": False,
-        }
-    )
+        count = rng.randint(20, 4000)
+        groups.append(_group(flood[1], "WARNING", count, 10, 190, flood_line, flood=True))
+    groups.append(_group(template, "ERROR", 1, 200, 200, line))
     evidence = [{"line": 200, "text": line, "signature": None, "kind": "signature"}]
     return {
         "stage": stage,
@@ -161,3 +133,17 @@ def batches(items: Iterable, size: int) -> Iterator[list]:
             batch = []
     if batch:
         yield batch
+
+
+def _group(
+    template: str, level: str, count: int, first: int, last: int, example: str, flood=False
+) -> dict[str, Any]:
+    return {
+        "template": template,
+        "level": level,
+        "count": count,
+        "first_line": first,
+        "last_line": last,
+        "example": example,
+        "flood": flood,
+    }
