@@ -83,8 +83,13 @@ BODY_ERRORS = {
 }
 
 
+# Django refuses a null character in any form value (a 400 that says so); the schema says it.
+NO_NULL_CHARACTER = r"^[^\u0000]*$"
+
+
 def document_errors(result, generator, request, public):
-    """drf-spectacular postprocessing hook: every operation may answer with the error body."""
+    """drf-spectacular postprocessing hook: every operation may answer with the error body,
+    and no text of a query may hold a null character."""
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas["Error"] = ERROR_SCHEMA
     schemas["FieldErrors"] = FIELD_ERRORS_SCHEMA
@@ -96,4 +101,9 @@ def document_errors(result, generator, request, public):
                 operation["responses"].setdefault(
                     status, {"description": description, "content": body}
                 )
+            for parameter in operation.get("parameters", []):
+                schema = parameter.get("schema", {})
+                free_text = not {"enum", "pattern", "format"} & schema.keys()
+                if parameter["in"] == "query" and schema.get("type") == "string" and free_text:
+                    schema["pattern"] = NO_NULL_CHARACTER
     return result

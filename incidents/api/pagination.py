@@ -23,7 +23,7 @@ from django.db import connections
 from django.db.models import F, Q
 from django.db.models.expressions import OrderBy
 from django.utils.translation import gettext as _
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import CursorPagination
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
@@ -209,7 +209,7 @@ class Pagination(CursorPagination):
 
     def _decode(self, request) -> tuple[list[Any] | None, bool]:
         encoded = request.query_params.get(self.cursor_query_param)
-        if encoded is None:
+        if not encoded:  # an empty value asks for nothing, as the lists' filters do
             return None, False
         try:
             body = json.loads(urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)))
@@ -220,10 +220,10 @@ class Pagination(CursorPagination):
             raise self._invalid()  # made for another order (a sort changed since)
         return values, reverse
 
-    def _invalid(self) -> ValidationError:
-        return ValidationError(
-            {self.cursor_query_param: [_("Not a cursor of this list: follow its next link.")]}
-        )
+    def _invalid(self) -> NotFound:
+        """No such page (as DRF's own cursor pages answer): the request is well formed, the
+        position it names is not one of this list's."""
+        return NotFound(_("Not a cursor of this list: follow its next link."))
 
     def get_page_size(self, request):
         raw = request.query_params.get(self.page_size_query_param)

@@ -111,19 +111,29 @@ def test_a_page_number_is_refused_in_words(api, book):
 
 
 @pytest.mark.parametrize("cursor", ["garbage", "e30", "eyJrIjpbXSwidiI6W10sInIiOjB9"])
-def test_a_cursor_not_made_by_the_list_is_refused(api, book, cursor):
+def test_a_cursor_not_made_by_the_list_is_no_page_of_it(api, book, cursor):
     response = api.get(LIST, {"cursor": cursor})
-    assert response.status_code == 400
-    assert response.json()["error"]["fields"] == {
-        "cursor": ["Not a cursor of this list: follow its next link."]
+    assert response.status_code == 404
+    assert response.json()["error"] == {
+        "status": 404,
+        "code": "not_found",
+        "message": "Not a cursor of this list: follow its next link.",
+        "fields": {},
     }
+
+
+def test_an_empty_cursor_is_the_first_page(api, book):
+    first = api.get(LIST, {"page_size": 2}).json()
+    assert api.get(LIST, {"page_size": 2, "cursor": ""}).json() == first
 
 
 def test_a_cursor_of_another_sort_is_refused(api, book):
     following = api.get(LIST, {"page_size": 2, "sort": "title"}).json()["next"]
     response = api.get(following.replace("sort=title", "sort=-recurrences"))
-    assert response.status_code == 400
-    assert "cursor" in response.json()["error"]["fields"]
+    assert response.status_code == 404
+    assert response.json()["error"]["message"] == (
+        "Not a cursor of this list: follow its next link."
+    )
 
 
 def test_the_browsable_api_links_the_next_page(alice_client, book):

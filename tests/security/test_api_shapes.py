@@ -7,6 +7,7 @@ import pytest
 from django.urls import reverse
 from drf_spectacular.generators import SchemaGenerator
 
+from common.api_errors import NO_NULL_CHARACTER
 from incidents.models import Incident, Recurrence, Signature
 from tests.security.conftest import api_client_for
 
@@ -138,3 +139,24 @@ def test_the_page_size_bounds_are_published():
     operation = _schema()["paths"]["/api/v1/incidents/"]["get"]
     sizes = [p["schema"] for p in operation["parameters"] if p["name"] == "page_size"]
     assert sizes == [{"type": "integer", "minimum": 1, "maximum": 200}]
+
+
+def test_free_text_query_parameters_say_they_hold_no_null_character():
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    free_text = [
+        (path, parameter["name"], parameter["schema"])
+        for path, operations in schema["paths"].items()
+        for operation in operations.values()
+        for parameter in operation.get("parameters", [])
+        if parameter["in"] == "query"
+        and parameter["schema"].get("type") == "string"
+        and not {"enum", "format"} & parameter["schema"].keys()
+    ]
+    assert {name for _, name, _ in free_text} >= {"q", "tag", "cursor"}
+    assert all(s.get("pattern") == NO_NULL_CHARACTER for _, _, s in free_text), free_text
+
+
+def test_a_null_character_in_a_query_is_refused_in_words(alice):
+    response = api_client_for(alice).get(reverse("incidents-api:incident-list"), {"tag": "a\0b"})
+    assert response.status_code == 400
+    assert response.json()["error"]["fields"] == {"tag": ["Null characters are not allowed."]}
