@@ -3,6 +3,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from incidents.services import sweep
+from tests.migrating import migrate_to
 
 
 @dataclass
@@ -27,3 +28,10 @@ def broker(monkeypatch) -> Broker:
 
     monkeypatch.setattr(sweep, "_enqueue_rescore", rescore)
     return state
+
+
+@pytest.fixture
+def back_to_the_latest_schema():
+    """An upgrade test moves the schema back; the tests after it need today's."""
+    yield
+    migrate_to(None)

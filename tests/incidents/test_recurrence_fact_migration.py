@@ -1,31 +1,20 @@
 """Upgrading an install turns stored "Confirmed by analysis #N" sentences into the fact."""
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
-pytestmark = pytest.mark.django_db(transaction=True)
+from tests.migrating import migrate_to
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("back_to_the_latest_schema"),
+]
 
 BEFORE = ("incidents", "0011_signature_unless")
 AFTER = ("incidents", "0012_recurrence_confirmed_by_analysis")
 
 
-def _migrate(target):
-    executor = MigrationExecutor(connection)
-    executor.migrate([target])
-    executor.loader.build_graph()
-    return executor.loader.project_state([target]).apps
-
-
-@pytest.fixture(autouse=True)
-def _back_to_the_latest_schema():
-    yield
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
-
-
 def test_confirmation_sentences_in_either_language_become_the_analysis(alice):
-    apps = _migrate(BEFORE)
+    apps = migrate_to(BEFORE)
     Incident = apps.get_model("incidents", "Incident")
     Analysis = apps.get_model("incidents", "Analysis")
     Recurrence = apps.get_model("incidents", "Recurrence")
@@ -49,7 +38,7 @@ def test_confirmation_sentences_in_either_language_become_the_analysis(alice):
         key: Recurrence.objects.create(incident=incident, note=note) for key, note in notes.items()
     }
 
-    apps = _migrate(AFTER)
+    apps = migrate_to(AFTER)
     Recurrence = apps.get_model("incidents", "Recurrence")
     rows = {key: Recurrence.objects.get(pk=row.pk) for key, row in made.items()}
     assert (rows["en"].analysis_id, rows["en"].note) == (analysis.pk, "")

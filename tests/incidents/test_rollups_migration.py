@@ -3,32 +3,21 @@
 from datetime import timedelta
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
-pytestmark = pytest.mark.django_db(transaction=True)
+from tests.migrating import migrate_to
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("back_to_the_latest_schema"),
+]
 
 BEFORE = ("incidents", "0016_search_words")
 AFTER = ("incidents", "0017_matrix_and_report_rollups")
 
 
-def _migrate(target):
-    executor = MigrationExecutor(connection)
-    executor.migrate([target])
-    executor.loader.build_graph()
-    return executor.loader.project_state([target]).apps
-
-
-@pytest.fixture(autouse=True)
-def _back_to_the_latest_schema():
-    yield
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
-
-
 def test_an_existing_history_is_counted_by_the_migration():
-    apps = _migrate(BEFORE)
+    apps = migrate_to(BEFORE)
     Incident = apps.get_model("incidents", "Incident")
     Analysis = apps.get_model("incidents", "Analysis")
     Recurrence = apps.get_model("incidents", "Recurrence")
@@ -40,7 +29,7 @@ def test_an_existing_history_is_counted_by_the_migration():
     Analysis.objects.create(text="t", status="done", confident=True, top_incident=data)
     Analysis.objects.create(text="t", status="failed")
 
-    apps = _migrate(AFTER)
+    apps = migrate_to(AFTER)
     IncidentDay = apps.get_model("incidents", "IncidentDay")
     WindowTotal = apps.get_model("incidents", "WindowTotal")
     AnalysisDay = apps.get_model("incidents", "AnalysisDay")

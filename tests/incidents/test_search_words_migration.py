@@ -2,31 +2,24 @@
 trigram search of longer ones still working (SQLite remade no table and lost no trigger)."""
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from incidents.models import Incident
 from tests.factories import IncidentFactory
+from tests.migrating import migrate_to
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("back_to_the_latest_schema"),
+]
 
 BEFORE = ("incidents", "0015_webhook")
-
-
-@pytest.fixture(autouse=True)
-def _back_to_the_latest_schema():
-    yield
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 def test_incidents_filed_before_the_upgrade_are_found_by_short_terms():
     IncidentFactory(slug="oom", symptom="训练时显存不足 out of memory")
     IncidentFactory(slug="other", symptom="磁盘满了")
-    executor = MigrationExecutor(connection)
-    executor.migrate([BEFORE])
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
+    migrate_to(BEFORE)
+    migrate_to(None)
 
     def slugs(query):
         return list(Incident.objects.search(query).values_list("slug", flat=True))

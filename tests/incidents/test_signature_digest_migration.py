@@ -1,30 +1,20 @@
 """Upgrading an install keeps what leads changed and lets the catalog update the rest."""
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from incidents.models import Signature
 from incidents.seeding import catalog_seed, signature_digest
 from incidents.services import signature_update
+from tests.migrating import migrate_to
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]  # migrates back and forth
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("back_to_the_latest_schema"),
+    pytest.mark.slow,  # migrates back and forth
+]
 
 BEFORE = ("incidents", "0005_queued_at_optional")
 AFTER = ("incidents", "0006_signature_catalog_digest")
-
-
-def _migrate(target):
-    executor = MigrationExecutor(connection)
-    executor.migrate([target])
-
-
-@pytest.fixture(autouse=True)
-def _back_to_the_latest_schema():
-    """The tests after these in the same process need every table of today's schema."""
-    yield
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 def test_signatures_nobody_changed_remember_what_the_seed_wrote(lena):
@@ -32,8 +22,8 @@ def test_signatures_nobody_changed_remember_what_the_seed_wrote(lena):
     untouched, edited = Signature.objects.filter(incident__slug="disk-full")[:2]
     signature_update(signature=edited, data={"note": "our own note"}, actor=lena)
 
-    _migrate(BEFORE)
-    _migrate(AFTER)
+    migrate_to(BEFORE)
+    migrate_to(AFTER)
 
     # Read through the fields the schema has at that migration (later ones add columns).
     digests = dict(
