@@ -53,6 +53,31 @@ class KnowledgeIndex:
     similarity: SimilarityIndex
     rejected: Mapping[str, str] = field(default_factory=dict)  # signature key -> reason
 
+    @property
+    def changes(self) -> int:
+        """How many incidents changed since the whole book was compiled."""
+        return self.similarity.changes
+
+    def changed(
+        self,
+        incidents: Sequence[IncidentSpec],
+        signatures: Iterable[SignatureSpec],
+        removed: Iterable[str] = (),
+    ) -> KnowledgeIndex:
+        """This index with `incidents` filed or replaced, with all their `signatures`, and
+        the `removed` slugs gone. Only what changed is compiled; the rest is shared."""
+        removed = set(removed)
+        slugs = [incident.slug for incident in incidents]
+        part = build_signature_set(incidents, signatures, benign_lines())
+        by_slug = {slug: spec for slug, spec in self.incidents.items() if slug not in removed}
+        by_slug.update(zip(slugs, incidents, strict=True))
+        return KnowledgeIndex(
+            incidents=by_slug,
+            signatures=self.signatures.changed(part, slugs, removed),
+            similarity=self.similarity.changed(incidents, removed),
+            rejected={**self.rejected, **part.rejected},
+        )
+
 
 def build_index(
     incidents: Iterable[IncidentSpec], signatures: Iterable[SignatureSpec]

@@ -104,7 +104,7 @@ def similarity_clues(tail: Tail, index: SimilarityIndex) -> dict[str, list[Clue]
         if hit.score < SIMILARITY_FLOOR:
             continue
         line = queries[hit.query]
-        clues[index.slugs[hit.incident]].append(
+        clues[hit.slug].append(
             _similar_clue(tail, line, hit.score, kind="similar", source=f"similar:{line}")
         )
     return clues
@@ -128,7 +128,7 @@ def trend_clues(tail: Tail, index: SimilarityIndex) -> dict[str, list[Clue]]:
             continue
         for hit in index.best_matches([trend.query], top=3):
             if hit.score >= SIMILARITY_FLOOR:
-                clues[index.slugs[hit.incident]].append(
+                clues[hit.slug].append(
                     _similar_clue(
                         tail, trend.line, hit.score, kind="trend", source=source, seen=trend.seen
                     )

@@ -1,9 +1,9 @@
 """Signatures: RE2 patterns that recognise an incident's log lines, matched together.
 
-All enabled signatures go into a few `re2.Filter`s (RE2's FilteredRE2): each pattern's
-required literal atoms are matched in one pass by a case-insensitive literal set, and only the
-patterns whose atoms occur are run, so each distinct line of a tail is scanned once however
-large the knowledge base, and the line numbers come with it. (One `re2.Set` of every pattern
+Each pattern's required literal atoms (see `prefilter`) are matched in one pass by a few
+case-insensitive literal sets, and only the patterns whose atoms occur are run, so each
+distinct line of a tail is scanned once however large the knowledge base, and the line
+numbers come with it; no process holds every pattern compiled. (One `re2.Set` of every pattern
 was as fast on ordinary lines, but on lines dense in the knowledge base's words its DFA
 rebuilt its states byte after byte: 0.2 s for one 4 KB line.) Signatures may name any digit,
 so unlike the rule tables the scan cannot merge lines that differ only in their digits. RE2
@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import re2
 
@@ -32,10 +32,11 @@ from .patterns import (
     re2_options,
     symptom_pattern,
 )
+from .prefilter import AtomIndex, compiled, pattern_problem, required_atoms
 from .types import IncidentSpec, SignatureSpec
 
-# A Filter's own atom set is compiled with RE2's default budget, which holds the atoms of a
-# few thousand patterns: signatures go into filters of this many each.
+# The patterns whose atoms cannot be told go into `re2.Filter`s (RE2's FilteredRE2) of this
+# many each: a Filter's own atom set is compiled with RE2's default budget.
 FILTER_CHUNK = 4000
 _BATCH_LINES = 64  # distinct lines tried together before any is tried alone
 _TEXT_ANCHOR = re.compile(r"\\[Az]")
@@ -71,54 +72,110 @@ class Hit:
     lines: tuple[int, ...]  # 0-based indices of every line with this exact text
 
 
-@dataclass
-class SignatureSet:
-    """Every usable signature, in filters of FILTER_CHUNK patterns each."""
+@dataclass(frozen=True)
+class _Part:
+    """Signatures compiled together, numbered as their matcher numbers its patterns (None:
+    one refused after compiling, as too noisy)."""
 
-    signatures: tuple[Signature, ...]
-    rejected: dict[str, str] = field(default_factory=dict)
-    _sets: _Matcher | None = field(default=None, repr=False)
+    signatures: tuple[Signature | None, ...]
+    matcher: _Matcher | None
+
+
+class SignatureSet:
+    """Every usable signature, and the matchers that find which ones a line matches.
+
+    Built once over the whole book as one part; a change to a few incidents (`changed`)
+    adds their signatures as a small part of its own and hides what the older parts held of
+    them, so a change compiles only what changed."""
+
+    def __init__(
+        self, parts: Sequence[_Part], rejected: dict[str, str], live: dict[str, int] | None
+    ):
+        self._parts = tuple(parts)
+        self.rejected = rejected
+        self._live = live  # slug → the part that holds its signatures (None: the only part)
+
+    @functools.cached_property
+    def signatures(self) -> tuple[Signature, ...]:
+        return tuple(
+            signature
+            for number, part in enumerate(self._parts)
+            for signature in part.signatures
+            if signature is not None and self._holds(number, signature.slug)
+        )
+
+    def _holds(self, part: int, slug: str) -> bool:
+        return self._live is None or self._live.get(slug) == part
 
     @property
     def set_count(self) -> int:
-        """How many filters hold the signatures."""
-        return self._sets.filter_count if self._sets else 0
+        """How many literal sets and filters the matchers run over a line."""
+        return sum(part.matcher.filter_count for part in self._parts if part.matcher)
 
     def only(self, slugs: Iterable[str]) -> SignatureSet:
         """The signatures (catalog and symptom) of these incidents alone, in a set of their
         own: what a change to those incidents could now match."""
         wanted = set(slugs)
         kept = tuple(signature for signature in self.signatures if signature.slug in wanted)
-        return SignatureSet(kept, {}, _compile_sets([signature.pattern for signature in kept]))
+        matcher = _compile_sets([signature.pattern for signature in kept])
+        return SignatureSet([_Part(kept, matcher)], {}, None)
+
+    def changed(
+        self, new: SignatureSet, slugs: Iterable[str], removed: Iterable[str] = ()
+    ) -> SignatureSet:
+        """This set with the signatures of the incidents `slugs` replaced by those of `new`
+        (built for those incidents alone), and those of the `removed` incidents gone."""
+        live = (
+            dict(self._live)
+            if self._live is not None
+            else {signature.slug: 0 for signature in self.signatures}
+        )
+        for slug in removed:
+            live.pop(slug, None)
+        for slug in slugs:
+            live[slug] = len(self._parts)
+        return SignatureSet((*self._parts, *new._parts), {**self.rejected, **new.rejected}, live)
 
     def scan(self, lines: Sequence[str]) -> list[Hit]:
         """Which signatures match which lines; each distinct line is matched once.
 
         The distinct lines are encoded to UTF-8 in one go and handed to RE2 as bytes; line
         numbers are only collected for the few lines that something matched."""
-        if not self._sets:
+        parts = [(n, part) for n, part in enumerate(self._parts) if part.matcher]
+        if not parts:
             return []
         distinct = [text for text in dict.fromkeys(lines) if text]
         encoded = _encoded(distinct)
-        found: list[tuple[str, list[int]]] = []
+        found: list[tuple[str, list[Signature]]] = []
         for start in range(0, len(distinct), _BATCH_LINES):
             batch = encoded[start : start + _BATCH_LINES]
-            if not self._sets.batch_may_match(b"\n".join(batch)):
-                continue  # most lines match nothing: a batch of them is one call
+            joined = b"\n".join(batch)
+            maybe = [
+                (number, part, candidates)
+                for number, part in parts
+                if (candidates := part.matcher.batch_matches(joined))  # type: ignore[union-attr]
+            ]
+            if not maybe:
+                continue  # most lines match nothing: a batch of them is one look
             for text, data in zip(distinct[start : start + _BATCH_LINES], batch, strict=True):
-                indices = self._sets.match(data)
-                if indices:
-                    found.append((text, indices))
+                matched = [
+                    signature
+                    for number, part, candidates in maybe
+                    for index in part.matcher.line_matches(data, candidates)  # type: ignore[union-attr]
+                    if (signature := part.signatures[index]) and self._holds(number, signature.slug)
+                ]
+                if matched:
+                    found.append((text, matched))
         if not found:
             return []
-        where: dict[str, list[int]] = {text: [] for text, _indices in found}
+        where: dict[str, list[int]] = {text: [] for text, _matched in found}
         for number, text in enumerate(lines):
             if text in where:
                 where[text].append(number)
         hits = [
-            Hit(self.signatures[index], text, tuple(where[text]))
-            for text, indices in found
-            for index in indices
+            Hit(signature, text, tuple(where[text]))
+            for text, matched in found
+            for signature in matched
         ]
         return _without_ruled_out(hits, encoded)
 
@@ -158,8 +215,11 @@ def build_signature_set(
             candidates.append(
                 Signature(spec.key, spec.slug, spec.pattern, "signature", unless=spec.unless)
             )
+    by_slug: dict[str, list[Signature]] = defaultdict(list)
+    for candidate in candidates:
+        by_slug[candidate.slug].append(candidate)
     for incident in incidents:
-        own = [c for c in candidates if c.slug == incident.slug]
+        own = by_slug[incident.slug]
         for number, line in enumerate(_symptom_lines(incident.symptom), start=1):
             key = f"{SYMPTOM_KEY_PREFIX}{incident.slug}:{number}"
             pattern = symptom_pattern(line)
@@ -168,21 +228,22 @@ def build_signature_set(
             else:
                 unless = _symptom_counter(line, own)
                 candidates.append(Signature(key, incident.slug, pattern, "symptom", unless=unless))
-    accepted, sets = _compile_valid(candidates, rejected)
-    result = SignatureSet(tuple(accepted), rejected, sets)
+    accepted, matcher = _compile_valid(candidates, rejected)
+    result = SignatureSet([_Part(tuple(accepted), matcher)], rejected, None)
     if not benign_lines:
         return result
     fired = Counter(hit.signature.key for hit in result.scan(benign_lines))
     limit = INDEX_BENIGN_SHARE * len(benign_lines)
-    noisy = {key for key, count in fired.items() if count > limit}
-    for key in noisy:
-        rejected[key] = (
-            f"fires on {fired[key]:,} of {len(benign_lines):,} lines of healthy logs, "
-            "so it would flag every job"
-        )
-    kept = [replace(s, benign_hits=fired[s.key]) for s in accepted if s.key not in noisy]
-    sets = _compile_sets([signature.pattern for signature in kept]) if noisy else sets
-    return SignatureSet(tuple(kept), rejected, sets)
+    for key, count in fired.items():
+        if count > limit:
+            rejected[key] = (
+                f"fires on {count:,} of {len(benign_lines):,} lines of healthy logs, "
+                "so it would flag every job"
+            )
+    kept = tuple(
+        None if s.key in rejected else replace(s, benign_hits=fired[s.key]) for s in accepted
+    )
+    return SignatureSet([_Part(kept, matcher)], rejected, None)
 
 
 def _symptom_counter(line: str, signatures: Sequence[Signature]) -> str:
@@ -212,29 +273,15 @@ def counter_problem(unless: str) -> str | None:
 def _compile_valid(
     candidates: list[Signature], rejected: dict[str, str]
 ) -> tuple[list[Signature], _Matcher | None]:
-    """Compile the candidates that RE2 accepts and that need some text to match.
-
-    RE2 only says that a pattern failed to join the set, so each failure is compiled alone
-    for the reason; the compiled set is matched against "" to find the patterns that match
-    the empty string. If any is refused, the set is rebuilt without it.
-    """
+    """The candidates that RE2 accepts and that need some text to match, and their matcher.
+    Each pattern's verdict is kept per process, so a rebuilt index only judges new ones."""
     accepted = []
-    probe = re2.Set.SearchSet(re2_options(SET_MAX_MEM))
     for signature in candidates:
-        try:
-            probe.Add(signature.pattern)
-        except re2.error:
-            reason = compile_error(signature.pattern) or "RE2 refused it"
-            rejected[signature.key] = f"does not compile in RE2: {reason}"
+        problem = pattern_problem(signature.pattern)
+        if problem:
+            rejected[signature.key] = problem
         else:
             accepted.append(signature)
-    sets = _compile_sets([signature.pattern for signature in accepted])
-    empty = set(_match_all(sets, ""))
-    if not empty:
-        return accepted, sets
-    for index in empty:
-        rejected[accepted[index].key] = "matches the empty string, so it would fire on every line"
-    accepted = [signature for index, signature in enumerate(accepted) if index not in empty]
     return accepted, _compile_sets([signature.pattern for signature in accepted])
 
 
@@ -247,32 +294,44 @@ def _encoded(lines: list[str]) -> list[bytes]:
 
 
 class _Matcher:
-    """The filters of a signature set. A pattern is matched on one line at a time, but most
-    lines match nothing, so lines are first tried a batch at a time, joined by newlines: a
-    pattern is added as `(?m)PATTERN` so that `^` and `$` still mean a line's ends, and a
-    batch in which nothing matches needs no look at its lines. (A pattern may match across
-    the joined lines, as `\\s` matches a newline: the lines of such a batch are then tried
-    one by one, which decides.) The rare pattern anchored to the whole text (`\\A`, `\\z`)
-    is tried on every line."""
+    """Which patterns match a line. Most patterns are tried only where one of their atoms
+    occurs (see `prefilter`); the few whose atoms cannot be told are held compiled in
+    filters, whose own literal atoms play the same part.
+
+    A pattern is matched on one line at a time, but most lines match nothing, so lines are
+    first tried a batch at a time, joined by newlines, and only the patterns that match the
+    batch are then tried on its lines. A pattern is run as `(?m)PATTERN` so that `^` and `$`
+    still mean a line's ends. (A pattern may match across the joined lines, as `\\s` matches
+    a newline: trying it on each line decides.) The rare pattern anchored to the whole text
+    (`\\A`, `\\z`) is tried on every line."""
 
     def __init__(self, patterns: Sequence[str]):
-        numbered = list(enumerate(patterns))
-        whole = [(n, p) for n, p in numbered if not _TEXT_ANCHOR.search(p)]
-        alone = [(n, p) for n, p in numbered if _TEXT_ANCHOR.search(p)]
-        self.batched = _filters([(n, f"(?m){p}") for n, p in whole])
-        self.single = _filters(alone)
-        self.filter_count = len(self.batched) + len(self.single)
+        self.patterns = [p if _TEXT_ANCHOR.search(p) else f"(?m){p}" for p in patterns]
+        anchored = [n for n, p in enumerate(patterns) if _TEXT_ANCHOR.search(p)]
+        skip = set(anchored)
+        loose = [n for n in range(len(patterns)) if n not in skip]
+        requirements = [(n, required_atoms(patterns[n])) for n in loose]
+        self.atoms = AtomIndex([(n, needs) for n, needs in requirements if needs])
+        self.filters = _filters([(n, self.patterns[n]) for n, needs in requirements if not needs])
+        self.anchored = anchored
+        self.filter_count = len(self.atoms.sets) + len(self.filters)
 
-    def batch_may_match(self, data: bytes) -> bool:
-        return bool(self.single) or any(matcher.Match(data) for matcher, _ in self.batched)
+    def batch_matches(self, data: bytes) -> list[int]:
+        """The patterns that match somewhere in `data` (and every text-anchored one)."""
+        found = [
+            number
+            for number in self.atoms.candidates(data)
+            if compiled(self.patterns[number]).search(data) is not None
+        ]
+        for matcher, numbers in self.filters:
+            found.extend(numbers[index] for index in matcher.Match(data) or ())
+        return sorted(found) + self.anchored if found or self.anchored else []
 
-    def match(self, data: bytes | str) -> list[int]:
-        found: list[int] = []
-        for matcher, numbers in (*self.batched, *self.single):
-            indices = matcher.Match(data)
-            if indices:
-                found.extend(numbers[index] for index in indices)
-        return found
+    def line_matches(self, data: bytes, among: Sequence[int]) -> list[int]:
+        """Those of the patterns `among` that match the line `data`."""
+        return [
+            number for number in among if compiled(self.patterns[number]).search(data) is not None
+        ]
 
 
 def _filters(numbered: list[tuple[int, str]]) -> list[tuple[re2.Filter, list[int]]]:
@@ -281,10 +340,6 @@ def _filters(numbered: list[tuple[int, str]]) -> list[tuple[re2.Filter, list[int
         numbered[start : start + FILTER_CHUNK] for start in range(0, len(numbered), FILTER_CHUNK)
     ]
     return [(_compile_filter([p for _, p in chunk]), [n for n, _ in chunk]) for chunk in chunks]
-
-
-def _match_all(matcher: _Matcher | None, text: str | bytes) -> list[int]:
-    return matcher.match(text) if matcher else []
 
 
 def _compile_sets(patterns: Sequence[str]) -> _Matcher | None:

@@ -5,15 +5,16 @@ rerun", "显存不足"), find its incident. Character n-grams need no word bound
 works; words add precision for English. Each incident is cut into passages (title, each symptom
 line, each sentence of the description, and the whole text) and an incident scores the best
 cosine of its passages, so a short query such as "显存不足" is not drowned by a long bilingual
-description. Vectors are sparse dicts, precomputed once; a query touches only the postings of
-its own features.
+description. Vectors are precomputed once into postings of compact arrays; a query touches
+only the postings of its own features.
 """
 
 from __future__ import annotations
 
-import functools
+import copy
 import math
 import re
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -92,44 +93,84 @@ def features(text: str) -> Counter[str]:
 
 @dataclass(frozen=True)
 class SimilarityHit:
-    incident: int  # index into SimilarityIndex.slugs
+    slug: str
     score: float  # cosine, 0..1
     query: int  # index of the query that scored best
 
 
+@dataclass(frozen=True)
+class _Part:
+    """The passages of some incidents: for each passage its incident's number, and for each
+    feature the passages that have it with their normalised weights, in compact arrays."""
+
+    owners: array[int]
+    postings: dict[str, tuple[array[int], array[float]]]
+
+
 class SimilarityIndex:
-    """Sparse TF-IDF vectors of the incidents, with an inverted index for queries."""
+    """Sparse TF-IDF vectors of the incidents, with an inverted index for queries.
+
+    Built once over the whole book; a change to a few incidents (`changed`) shares what did
+    not change and adds their new passages as a small part of its own, weighed with the
+    book's statistics as they were, so a change costs what changed."""
 
     def __init__(self, incidents: Sequence[IncidentSpec]):
-        self.slugs = tuple(incident.slug for incident in incidents)
-        owners: list[int] = []
-        passages: list[dict[str, float]] = []
-        document_frequency: Counter[str] = Counter()
-        for number, incident in enumerate(incidents):
-            terms, weighted = _document(incident.title, incident.symptom, incident.description)
-            document_frequency.update(terms)
-            owners += [number] * len(weighted)
-            passages += weighted
+        self.slugs: tuple[str, ...] = tuple(incident.slug for incident in incidents)
+        frequency: Counter[str] = Counter()
+        for incident in incidents:  # one incident at a time: a large book never sits in memory
+            frequency.update(features(_whole(incident)).keys())
         total = max(1, len(incidents))
         self._unknown_idf = math.log(total + 1) + 1.0
         self._idf = {
             feature: math.log((total + 1) / (count + 1)) + 1.0
-            for feature, count in document_frequency.items()
+            for feature, count in frequency.items()
         }
-        indexed = {
+        self._common = frozenset(
             feature
-            for feature, count in document_frequency.items()
-            if total < 4 or (count / total <= _MAX_DOCUMENT_SHARE and count <= _MAX_DOCUMENTS)
-        }
-        self._owners = owners
-        self._postings: dict[str, list[tuple[int, float]]] = defaultdict(list)
+            for feature, count in frequency.items()
+            if total >= 4 and (count / total > _MAX_DOCUMENT_SHARE or count > _MAX_DOCUMENTS)
+        )
+        self._parts: tuple[_Part, ...] = (self._part(incidents, first=0),)
+        self._live = dict(zip(self.slugs, range(len(self.slugs)), strict=True))
+        self.changes = 0  # incidents changed since the whole book was read
+
+    def changed(
+        self, incidents: Sequence[IncidentSpec], removed: Iterable[str] = ()
+    ) -> SimilarityIndex:
+        """This index with `incidents` filed or replaced and the `removed` slugs gone."""
+        new = copy.copy(self)
+        new._parts = (*self._parts, new._part(incidents, first=len(self.slugs)))
+        new.slugs = (*self.slugs, *(incident.slug for incident in incidents))
+        new._live = dict(self._live)
+        for slug in removed:
+            new._live.pop(slug, None)
+        for number, incident in enumerate(incidents, start=len(self.slugs)):
+            new._live[incident.slug] = number
+        new.changes = self.changes + len(incidents) + len(set(removed))
+        return new
+
+    def _part(self, incidents: Sequence[IncidentSpec], first: int) -> _Part:
+        owners = array("i")
+        postings: dict[str, tuple[array[int], array[float]]] = {}
         idf, unknown = self._idf, self._unknown_idf
-        for number, tf in enumerate(passages):
-            weights = {feature: value * idf.get(feature, unknown) for feature, value in tf.items()}
-            norm = math.sqrt(sum(weight * weight for weight in weights.values())) or 1.0
-            for feature, weight in weights.items():
-                if feature in indexed:
-                    self._postings[feature].append((number, weight / norm))
+        for number, incident in enumerate(incidents, start=first):
+            for text in _passages(incident):
+                passage = len(owners)
+                owners.append(number)
+                weights = {
+                    feature: (1.0 + math.log(count)) * idf.get(feature, unknown)
+                    for feature, count in features(text).items()
+                }
+                norm = math.sqrt(sum(weight * weight for weight in weights.values())) or 1.0
+                for feature, weight in weights.items():
+                    if feature in self._common:
+                        continue
+                    if feature not in postings:
+                        postings[feature] = (array("i"), array("f"))
+                    passages_of, weights_of = postings[feature]
+                    passages_of.append(passage)
+                    weights_of.append(weight / norm)
+        return _Part(owners, postings)
 
     def _normalised(self, counts: Counter[str]) -> dict[str, float]:
         weights = {
@@ -139,37 +180,47 @@ class SimilarityIndex:
         norm = math.sqrt(sum(weight * weight for weight in weights.values())) or 1.0
         return {feature: weight / norm for feature, weight in weights.items()}
 
-    def score(self, text: str) -> dict[int, float]:
-        """Cosine of `text` against every incident that shares a feature with it.
+    def score(self, text: str) -> dict[str, float]:
+        """Cosine of `text` against every incident that shares a feature with it, by slug.
 
         An incident scores the best cosine of its passages.
         """
         query = self._normalised(features(text))
         # The heaviest features carry the cosine; the light ones would only cost time.
         heaviest = sorted(query.items(), key=lambda item: -item[1])[:_QUERY_FEATURES]
-        sums: dict[int, float] = defaultdict(float)
-        shared: Counter[int] = Counter()
-        for feature, weight in heaviest:
-            unit = _is_unit(feature)
-            for document, doc_weight in self._postings.get(feature, ()):
-                sums[document] += weight * doc_weight
-                shared[document] += unit
         best: dict[int, float] = {}
-        for document, value in sums.items():
-            incident = self._owners[document]
-            if shared[document] >= MIN_SHARED_UNITS and value > best.get(incident, 0.0):
-                best[incident] = value
-        return best
+        for part in self._parts:
+            sums: dict[int, float] = defaultdict(float)
+            shared: Counter[int] = Counter()
+            for feature, weight in heaviest:
+                passages, weights = part.postings.get(feature, _NO_POSTINGS)
+                unit = _is_unit(feature)
+                for passage, doc_weight in zip(passages, weights, strict=True):
+                    sums[passage] += weight * doc_weight
+                    shared[passage] += unit
+            for passage, value in sums.items():
+                incident = part.owners[passage]
+                if shared[passage] >= MIN_SHARED_UNITS and value > best.get(incident, 0.0):
+                    best[incident] = value
+        live = self._live
+        return {
+            self.slugs[number]: value
+            for number, value in best.items()
+            if live.get(self.slugs[number]) == number
+        }
 
     def best_matches(self, queries: Iterable[str], top: int = 10) -> list[SimilarityHit]:
         """For each incident, its best cosine over `queries`; the `top` highest, best first."""
-        best: dict[int, SimilarityHit] = {}
+        best: dict[str, SimilarityHit] = {}
         for number, query in enumerate(queries):
-            for incident, value in self.score(query).items():
-                current = best.get(incident)
+            for slug, value in self.score(query).items():
+                current = best.get(slug)
                 if current is None or value > current.score:
-                    best[incident] = SimilarityHit(incident, min(1.0, value), number)
+                    best[slug] = SimilarityHit(slug, min(1.0, value), number)
         return sorted(best.values(), key=lambda hit: -hit.score)[:top]
+
+
+_NO_POSTINGS: tuple[array[int], array[float]] = (array("i"), array("f"))
 
 
 def _is_unit(feature: str) -> bool:
@@ -179,23 +230,13 @@ def _is_unit(feature: str) -> bool:
     )
 
 
-@functools.lru_cache(maxsize=50_000)
-def _document(
-    title: str, symptom: str, description: str
-) -> tuple[frozenset[str], tuple[dict[str, float], ...]]:
-    """An incident's terms and each passage's term weights (1 + log count), kept across
-    rebuilds of the index: a change to the book costs what changed, not the whole book."""
-    whole = f"{title}\n{symptom}\n{description}"
-    passages = _passages(title, symptom, description, whole)
-    weighted = tuple(
-        {feature: 1.0 + math.log(count) for feature, count in features(passage).items()}
-        for passage in passages
-    )
-    return frozenset(features(whole)), weighted
+def _whole(incident: IncidentSpec) -> str:
+    return f"{incident.title}\n{incident.symptom}\n{incident.description}"
 
 
-def _passages(title: str, symptom: str, description: str, whole: str) -> list[str]:
-    pieces = [title, *symptom.splitlines()]
-    pieces += _SENTENCE_END.split(description)
+def _passages(incident: IncidentSpec) -> list[str]:
+    """The title, each symptom line, each sentence of the description, and the whole text."""
+    pieces = [incident.title, *incident.symptom.splitlines()]
+    pieces += _SENTENCE_END.split(incident.description)
     kept = [piece.strip() for piece in pieces if len(piece.strip()) >= _MIN_PASSAGE_CHARS]
-    return [*dict.fromkeys(kept), whole]
+    return [*dict.fromkeys(kept), _whole(incident)]

@@ -224,10 +224,11 @@ def test_scan_finds_what_a_search_per_signature_and_line_finds():
     assert index.signatures.scan(["", ""]) == []
 
 
-def test_scan_over_several_filters_finds_the_same(monkeypatch):
-    from incidents.logmatch import signatures
+def test_scan_over_several_filters_and_literal_sets_finds_the_same(monkeypatch):
+    from incidents.logmatch import prefilter, signatures
 
     monkeypatch.setattr(signatures, "FILTER_CHUNK", 2)
+    monkeypatch.setattr(prefilter, "ATOMS_PER_SET", 2)
     index = build_index(SMALL_INCIDENTS, SMALL_SIGNATURES)
     assert index.signatures.set_count > 1
     hits = index.signatures.scan(SCAN_LINES)

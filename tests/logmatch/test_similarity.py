@@ -78,7 +78,7 @@ def test_a_passage_needs_real_content_overlap_not_only_letters_in_common():
     )
     # "determinize" shares n-grams with "nondeterministic", and no word.
     assert index.score("make[3]: *** [determinize.lo] Error 1") == {}
-    assert index.best_matches(["checkpoint directory filled up the whole disk"])[0].incident == 1
+    assert index.best_matches(["checkpoint directory filled up the whole disk"])[0].slug == "disk"
 
 
 def test_words_every_failure_log_is_full_of_are_not_content():

@@ -1,0 +1,81 @@
+"""A change to a few incidents compiles only them, and the index then answers as one built
+from scratch over the changed book would."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from incidents.catalog import engine_specs
+from incidents.logmatch import SignatureSpec, analyze, benign_lines, build_index
+
+CASES = Path(__file__).with_name("cases")
+
+
+def _case_lines() -> list[str]:
+    lines = list(benign_lines()[::50])
+    for case in sorted(CASES.glob("*.log")):
+        lines += case.read_text(errors="replace").splitlines()[-12:]
+    return lines
+
+
+def _changed_book():
+    """The shipped book, and the same book after a filing, an edit and a deletion."""
+    incidents, signatures = engine_specs()
+    by_slug = {incident.slug: incident for incident in incidents}
+    filed = by_slug["disk-full"]
+    edited = replace(by_slug["gpu-oom"], symptom="torch.OutOfMemoryError: HIP out of memory")
+    deleted = "nan-loss"
+    before_incidents = [i for i in incidents if i.slug != filed.slug]
+    before = [s for s in signatures if s.slug != filed.slug]
+    after_incidents = [edited if i.slug == edited.slug else i for i in incidents]
+    after_incidents = [i for i in after_incidents if i.slug != deleted]
+    new_oom = SignatureSpec("hip-oom", "gpu-oom", r"HIP out of memory\. Tried to allocate")
+    kept_oom = [s for s in signatures if s.slug == "gpu-oom"][1:]
+    after = [s for s in signatures if s.slug not in ("gpu-oom", deleted)] + kept_oom + [new_oom]
+    changes = {
+        "incidents": [filed, edited],
+        "signatures": [s for s in signatures if s.slug == filed.slug] + kept_oom + [new_oom],
+        "removed": [deleted],
+    }
+    return (before_incidents, before), (after_incidents, after), changes
+
+
+def test_a_changed_index_finds_what_a_fresh_build_finds():
+    before, after, changes = _changed_book()
+    lines = _case_lines()
+
+    changed = build_index(*before).changed(**changes)
+    fresh = build_index(*after)
+
+    def found(index):
+        return {(hit.signature.key, hit.text, hit.lines) for hit in index.signatures.scan(lines)}
+
+    assert found(changed) == found(fresh)
+    assert {s.key for s in changed.signatures.signatures} == {
+        s.key for s in fresh.signatures.signatures
+    }
+    assert changed.incidents.keys() == fresh.incidents.keys()
+    assert changed.changes == 3
+
+
+def test_a_changed_index_ranks_the_cases_as_a_fresh_build_does():
+    before, after, changes = _changed_book()
+    changed = build_index(*before).changed(**changes)
+    fresh = build_index(*after)
+
+    for case in sorted(CASES.glob("*.log")):
+        tail = case.read_bytes()
+        ours, theirs = analyze(tail, changed), analyze(tail, fresh)
+        assert [s.slug for s in ours.suggestions[:1]] == [s.slug for s in theirs.suggestions[:1]]
+        assert ours.confident == theirs.confident, case.name
+
+
+def test_a_deleted_incident_is_never_suggested_again():
+    incidents, signatures = engine_specs()
+    index = build_index(incidents, signatures).changed([], [], removed=["disk-full"])
+
+    report = analyze("OSError: [Errno 28] No space left on device: '/data/exp'", index)
+
+    assert "disk-full" not in {s.slug for s in report.suggestions}
+    assert "disk-full" not in index.similarity.score("the disk is full, no space left")
