@@ -61,7 +61,8 @@ class IncidentAdmin(SimpleHistoryAdmin):
         names = ", ".join(tag.name for tag in incident.tags.all())
         Incident.objects.filter(pk=incident.pk).update(tag_list=names)
         services.incident_index(incident=incident)
-        services.knowledge_changed(slugs=[incident.slug])  # the admin saves around the services
+        # The admin saves around the services; a renamed incident leaves its old slug behind.
+        services.knowledge_changed(slugs={incident.slug, form.initial.get("slug")} - {None, ""})
 
 
 class SignatureAdminForm(forms.ModelForm):
@@ -92,8 +93,11 @@ class SignatureAdmin(SimpleHistoryAdmin):
     def save_model(self, request, obj, form, change):
         if change and form.has_changed():
             services.signature_mark_edited(signature=obj)
+        was_of = Incident.objects.filter(pk=form.initial.get("incident")).values_list(
+            "slug", flat=True
+        )
         super().save_model(request, obj, form, change)
-        services.knowledge_changed(slugs=[obj.incident.slug])
+        services.knowledge_changed(slugs={obj.incident.slug, *was_of})
 
     def delete_model(self, request, obj):
         services.signature_delete(signature=obj)

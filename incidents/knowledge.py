@@ -1,25 +1,48 @@
-"""The compiled knowledge base, built from the database and cached per process.
+"""The compiled knowledge base, built from the database and kept per process.
 
-Web processes and workers each keep one compiled index and rebuild it when the knowledge
-changes. Every change writes a new token into one row (`KnowledgeState`), so noticing a
+Web processes and workers each keep one compiled index. Every change writes a new token
+into one row (`KnowledgeState`) with the id of its last `KnowledgeChange`, so noticing a
 change costs one primary-key read, at most once a second per process, whatever the size of
-the book.
+the book. A process then compiles only the incidents changed since its own index (see
+`KnowledgeIndex.changed`), and reads the whole book again only when the changes pile up,
+when a bulk write gave no changes to follow, or at its first use.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db.models import Case, Sum, Value, When
 
 from incidents import logmatch
 from incidents.catalog import incident_description, stage_lead_slugs
-from incidents.models import TEXT_FIELDS, Feedback, Incident, KnowledgeState, Signature
+from incidents.models import (
+    TEXT_FIELDS,
+    Feedback,
+    Incident,
+    KnowledgeChange,
+    KnowledgeState,
+    Signature,
+)
+
+# After this many incidents changed since the whole book was read, read it again: the
+# statistics of the text similarity drift, and the index carries the older copies.
+REBUILD_AFTER = 500
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    token: str
+    last_change: int  # the KnowledgeChange up to which `index` is current
+    index: logmatch.KnowledgeIndex
+
 
 _lock = threading.Lock()
-_cached: tuple[str, logmatch.KnowledgeIndex] | None = None
+_cached: _Compiled | None = None
 _checked: tuple[float, KnowledgeState] | None = None
 
 
@@ -41,17 +64,45 @@ def knowledge_state_forget() -> None:
 
 def knowledge_index() -> logmatch.KnowledgeIndex:
     global _cached
-    version = knowledge_state().token
+    state = knowledge_state()
     with _lock:
-        if _cached is None or _cached[0] != version:
-            _cached = (version, _build())
-        return _cached[1]
+        if _cached is None or _cached.token != state.token:
+            _cached = _brought_up_to(state, _cached)
+        return _cached.index
+
+
+def _brought_up_to(state: KnowledgeState, held: _Compiled | None) -> _Compiled:
+    """The index for `state`: `held` with the changes since it, when the log of changes
+    still shows the change `held` was built at, or else the whole book."""
+    if held is not None and state.last_change > held.last_change:
+        changes = list(
+            KnowledgeChange.objects.filter(
+                pk__gte=held.last_change, pk__lte=state.last_change
+            ).values_list("pk", "slug", "token")
+        )
+        follows = any(pk == held.last_change and token == held.token for pk, _, token in changes)
+        slugs = {slug for pk, slug, _ in changes if pk > held.last_change}
+        if follows and held.index.changes + len(slugs) < REBUILD_AFTER:
+            return _Compiled(state.token, state.last_change, _changed(held.index, slugs))
+    return _Compiled(state.token, state.last_change, _build())
 
 
 def _build() -> logmatch.KnowledgeIndex:
-    rows = Incident.objects.values("slug", "stage", "translations", "tag_list", *TEXT_FIELDS)
+    return logmatch.build_index(_incident_specs(Incident.objects.all()), _signature_specs())
+
+
+def _changed(index: logmatch.KnowledgeIndex, slugs: set[str]) -> logmatch.KnowledgeIndex:
+    """`index` with the incidents `slugs` read again (those no longer there removed)."""
+    incidents = _incident_specs(Incident.objects.filter(slug__in=slugs))
+    signatures = _signature_specs(slugs)
+    removed = slugs - {incident.slug for incident in incidents}
+    return index.changed(incidents, signatures, removed)
+
+
+def _incident_specs(incidents) -> list[logmatch.IncidentSpec]:
+    rows = incidents.values("slug", "stage", "translations", "tag_list", *TEXT_FIELDS)
     leads = stage_lead_slugs()
-    incidents = [
+    return [
         logmatch.IncidentSpec(
             slug=row["slug"],
             title=row["title"],
@@ -62,13 +113,18 @@ def _build() -> logmatch.KnowledgeIndex:
         )
         for row in rows.iterator(chunk_size=2000)
     ]
-    signatures = [
+
+
+def _signature_specs(slugs: Iterable[str] | None = None) -> list[logmatch.SignatureSpec]:
+    signatures = Signature.objects.enabled()
+    if slugs is not None:
+        signatures = signatures.filter(incident__slug__in=slugs)
+    return [
         logmatch.SignatureSpec(key=str(pk), slug=slug, pattern=pattern, unless=unless)
-        for pk, slug, pattern, unless in Signature.objects.enabled().values_list(
+        for pk, slug, pattern, unless in signatures.values_list(
             "pk", "incident__slug", "pattern", "unless"
-        )
+        ).iterator(chunk_size=2000)
     ]
-    return logmatch.build_index(incidents, signatures)
 
 
 def _description(row: dict) -> str:

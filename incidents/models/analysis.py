@@ -190,6 +190,7 @@ class KnowledgeChange(models.Model):
     here until the re-ranking task takes them, so a burst of edits is one re-ranking."""
 
     slug = models.SlugField(max_length=80)
+    token = models.CharField(max_length=32, default="")  # the knowledge token it wrote
     created_at = models.DateTimeField(default=timezone.now)
     taken_at = models.DateTimeField(null=True, blank=True, db_index=True)
 
@@ -202,10 +203,14 @@ class KnowledgeChange(models.Model):
 
 class KnowledgeState(models.Model):
     """One row: a token that every change to the knowledge replaces, and one for people's
-    feedback. A process that holds a compiled index for a token knows it is current."""
+    feedback. A process that holds a compiled index for a token knows it is current; one
+    that holds an older index brings it up to date with the changes after its own."""
 
     token = models.CharField(max_length=32, default="")
     feedback_token = models.CharField(max_length=32, default="")
+    # The last KnowledgeChange behind `token`: a process that has applied the changes up to
+    # it is current. A new token without a new change means a bulk write: read everything.
+    last_change = models.BigIntegerField(default=0)
 
     def __str__(self) -> str:
         return self.token
@@ -215,7 +220,9 @@ class KnowledgeState(models.Model):
         return cls.objects.get_or_create(pk=1)[0]
 
     @classmethod
-    def replace(cls, name: str) -> None:
-        """A change: a new `token` (or `feedback_token`)."""
-        if not cls.objects.filter(pk=1).update(**{name: uuid.uuid4().hex}):
-            cls.objects.get_or_create(pk=1, defaults={name: uuid.uuid4().hex})
+    def replace(cls, name: str) -> str:
+        """A change: a new `token` (or `feedback_token`), which is returned."""
+        token = uuid.uuid4().hex
+        if not cls.objects.filter(pk=1).update(**{name: token}):
+            cls.objects.get_or_create(pk=1, defaults={name: token})
+        return token

@@ -6,6 +6,7 @@ import logging
 from collections.abc import Iterable
 
 from django.db import connection, transaction
+from django.db.models import Subquery
 from kombu.exceptions import KombuError
 
 from incidents.knowledge import knowledge_state_forget
@@ -22,8 +23,15 @@ def knowledge_changed(*, slugs: Iterable[str]) -> None:
     until the re-ranking takes them all at once: a burst of edits is one re-ranking, and
     several changes in one transaction queue one task.
     """
-    KnowledgeChange.objects.bulk_create(KnowledgeChange(slug=slug) for slug in set(slugs))
-    KnowledgeState.replace("token")
+    # The state row first: its lock makes concurrent changes take their ids, and commit, in
+    # one order, so a process that has applied the changes up to `last_change` missed none.
+    token = KnowledgeState.replace("token")
+    KnowledgeChange.objects.bulk_create(
+        KnowledgeChange(slug=slug, token=token) for slug in set(slugs)
+    )
+    KnowledgeState.objects.filter(pk=1).update(
+        last_change=Subquery(KnowledgeChange.objects.order_by("-pk").values("pk")[:1])
+    )
     knowledge_state_forget()
     if connection.in_atomic_block and any(
         func is _enqueue_rescore for _, func, *_ in connection.run_on_commit

@@ -110,7 +110,7 @@ def affected_analyses(slugs: set[str]) -> list[int]:
     )
     index = knowledge_index()
     changed = index.signatures.only(slugs)
-    similar = {index.similarity.slugs.index(slug) for slug in slugs if slug in index.incidents}
+    similar = {slug for slug in slugs if slug in index.incidents}
     matched = set()
     for pk, confident, key_line, errors in rows:
         lines = [line["text"] for line in [*(errors or []), key_line or {}] if line.get("text")]
@@ -122,9 +122,9 @@ def affected_analyses(slugs: set[str]) -> list[int]:
     return [pk for pk in window if pk in wanted]
 
 
-def _resembles(index: logmatch.KnowledgeIndex, incidents: set[int], text: str) -> bool:
+def _resembles(index: logmatch.KnowledgeIndex, slugs: set[str], text: str) -> bool:
     scores = index.similarity.score(text)
-    return any(scores.get(number, 0.0) >= SIMILAR_ENOUGH for number in incidents)
+    return any(scores.get(slug, 0.0) >= SIMILAR_ENOUGH for slug in slugs)
 
 
 def _batch(analysis_ids: Sequence[int]) -> tuple[list[int], list[int]]:
