@@ -4,8 +4,9 @@ Web processes and workers each keep one compiled index. Every change writes a ne
 into one row (`KnowledgeState`) with the id of its last `KnowledgeChange`, so noticing a
 change costs one primary-key read, at most once a second per process, whatever the size of
 the book. A process then compiles only the incidents changed since its own index (see
-`KnowledgeIndex.changed`), and reads the whole book again only when the changes pile up,
-when a bulk write gave no changes to follow, or at its first use.
+`KnowledgeIndex.changed`). It reads the whole book at its first use and after a bulk write
+that left no changes to follow; when changes pile up, it reads it again in a background
+thread and swaps the new index in, so no request waits for that.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import Case, Sum, Value, When
 
 from incidents import logmatch
@@ -29,8 +31,9 @@ from incidents.models import (
     Signature,
 )
 
-# After this many incidents changed since the whole book was read, read it again: the
-# statistics of the text similarity drift, and the index carries the older copies.
+# After this many incidents changed since the whole book was read, read it again (in the
+# background): the statistics of the text similarity drift, and the index carries the
+# older copies.
 REBUILD_AFTER = 500
 
 
@@ -43,6 +46,7 @@ class _Compiled:
 
 _lock = threading.Lock()
 _cached: _Compiled | None = None
+_rebuilding: threading.Thread | None = None
 _checked: tuple[float, KnowledgeState] | None = None
 
 
@@ -68,7 +72,34 @@ def knowledge_index() -> logmatch.KnowledgeIndex:
     with _lock:
         if _cached is None or _cached.token != state.token:
             _cached = _brought_up_to(state, _cached)
+        if _cached.index.changes >= REBUILD_AFTER:
+            _rebuild_in_background(_cached)
         return _cached.index
+
+
+def _rebuild_in_background(current: _Compiled) -> None:
+    """Read the whole book again in a thread of this process, while requests go on with
+    the index as it is."""
+    global _rebuilding
+    if _rebuilding is None or not _rebuilding.is_alive():
+        _rebuilding = threading.Thread(
+            target=_rebuild, args=(current,), name="knowledge-rebuild", daemon=True
+        )
+        _rebuilding.start()
+
+
+def _rebuild(current: _Compiled) -> None:
+    """Swap in a whole new index for `current`'s state, unless the knowledge moved on in
+    the meantime. (The book may have changed while it was read: the changes after
+    `current.last_change` are applied again on top, which reads those incidents anew.)"""
+    global _cached
+    try:
+        fresh = _build()
+    finally:
+        connection.close()  # this thread's own
+    with _lock:
+        if _cached is current:
+            _cached = _Compiled(current.token, current.last_change, fresh)
 
 
 def _brought_up_to(state: KnowledgeState, held: _Compiled | None) -> _Compiled:
@@ -82,7 +113,7 @@ def _brought_up_to(state: KnowledgeState, held: _Compiled | None) -> _Compiled:
         )
         follows = any(pk == held.last_change and token == held.token for pk, _, token in changes)
         slugs = {slug for pk, slug, _ in changes if pk > held.last_change}
-        if follows and held.index.changes + len(slugs) < REBUILD_AFTER:
+        if follows:
             return _Compiled(state.token, state.last_change, _changed(held.index, slugs))
     return _Compiled(state.token, state.last_change, _build())
 
