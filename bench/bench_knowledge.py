@@ -8,6 +8,11 @@ edited (`KnowledgeIndex.changed`, as each process does on its next request), and
 and warm. Printed: seconds, the change's share of a whole build, and the process RSS.
 
     .venv/bin/python bench/bench_knowledge.py [--signatures 10000 50000]
+
+With --database, the same through Django against the database of DATABASE_URL (a scratch
+one: it is migrated, and the synthetic book is written into it): how long the next request
+of a web process waits for its index after an incident with ten signatures is filed, with
+the queries it runs, against the whole build.
 """
 
 from __future__ import annotations
@@ -74,14 +79,99 @@ def one_size(count: int) -> dict[str, float]:
     }
 
 
+def through_django(count: int) -> int:
+    """The next request after a filing, with the database: whole build vs the change."""
+    import os
+
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from incidents import services
+    from incidents.knowledge import knowledge_index, knowledge_state_forget
+    from incidents.models import Incident, KnowledgeState, Signature
+
+    call_command("migrate", verbosity=0)
+    incidents, signatures = knowledge(count)
+    Incident.objects.filter(slug__startswith="synthetic-").delete()
+    made = Incident.objects.bulk_create(
+        Incident(
+            slug=i.slug,
+            title=i.title,
+            symptom=i.symptom,
+            root_cause=i.description,
+            remedy="rerun",
+            stage=i.stage or "train",
+            discipline="validate-first",
+        )
+        for i in incidents
+        if i.slug.startswith("synthetic-")
+    )
+    ids = {incident.slug: incident.pk for incident in made}
+    Signature.objects.bulk_create(
+        Signature(incident_id=ids[s.slug], pattern=s.pattern, examples="x")
+        for s in signatures
+        if s.slug in ids
+    )
+    KnowledgeState.replace("token")  # written in bulk: every process reads the whole book
+    knowledge_state_forget()
+    start = time.perf_counter()
+    whole = knowledge_index()
+    built = time.perf_counter() - start
+    filed = services.incident_create(
+        data={
+            "title": "Quux lost its shard index",
+            "stage": "train",
+            "symptom": "RuntimeError: the quux lost its shard index 42",
+            "root_cause": "A stale shard map.",
+            "remedy": "quux-reshard --all",
+            "discipline": "reconcile",
+            "severity": "medium",
+        },
+        reporter=None,
+        language="en",
+        slug="quux-shard-lost",
+        tags=(),
+    )
+    for n in range(10):
+        services.signature_create(
+            incident=filed,
+            pattern=rf"quux (?:lost|dropped) shard {n}\d* index",
+            examples=f"quux lost shard {n}1 index",
+        )
+    knowledge_state_forget()  # as every other process sees it within a second
+    with CaptureQueriesContext(connection) as queries:
+        start = time.perf_counter()
+        after = knowledge_index()
+        change = time.perf_counter() - start
+    found = analyze("RuntimeError: the quux lost its shard index 7", after).suggestions
+    print(
+        f"{len(signatures):,} signatures, {connection.vendor}: whole build {built:.2f} s; "
+        f"the next request after a filing waits {change * 1000:.0f} ms "
+        f"({len(queries)} queries, {change / built:.1%} of a whole build; "
+        f"{after.changes} incidents compiled); the new incident is found first: "
+        f"{bool(found) and found[0].slug == filed.slug}; before: {len(whole.incidents):,} incidents"
+    )
+    Incident.objects.filter(slug__startswith="synthetic-").delete()
+    Incident.objects.filter(slug=filed.slug).delete()
+    return 0 if change <= 0.1 else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--signatures", type=int, nargs="+", default=[10_000, 50_000])
+    parser.add_argument("--database", action="store_true")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # a child's size
     args = parser.parse_args()
     if args.one:
         print(json.dumps(one_size(args.one)))
         return 0
+    if args.database:
+        return max(through_django(count) for count in args.signatures)
     rows = []
     for count in args.signatures:
         done = subprocess.run(

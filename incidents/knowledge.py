@@ -40,7 +40,8 @@ REBUILD_AFTER = 500
 @dataclass(frozen=True)
 class _Compiled:
     token: str
-    last_change: int  # the KnowledgeChange up to which `index` is current
+    last_change: int  # the KnowledgeChange up to which `index` is current…
+    change_token: str  # …and the token that change wrote: the history `index` belongs to
     index: logmatch.KnowledgeIndex
 
 
@@ -99,23 +100,26 @@ def _rebuild(current: _Compiled) -> None:
         connection.close()  # this thread's own
     with _lock:
         if _cached is current:
-            _cached = _Compiled(current.token, current.last_change, fresh)
+            _cached = _Compiled(current.token, current.last_change, current.change_token, fresh)
 
 
 def _brought_up_to(state: KnowledgeState, held: _Compiled | None) -> _Compiled:
     """The index for `state`: `held` with the changes since it, when the log of changes
-    still shows the change `held` was built at, or else the whole book."""
-    if held is not None and state.last_change > held.last_change:
+    still holds the change `held` was built at, as it was; or else the whole book."""
+    if held is not None and 0 < held.last_change < state.last_change:
         changes = list(
             KnowledgeChange.objects.filter(
                 pk__gte=held.last_change, pk__lte=state.last_change
             ).values_list("pk", "slug", "token")
         )
-        follows = any(pk == held.last_change and token == held.token for pk, _, token in changes)
-        slugs = {slug for pk, slug, _ in changes if pk > held.last_change}
-        if follows:
-            return _Compiled(state.token, state.last_change, _changed(held.index, slugs))
-    return _Compiled(state.token, state.last_change, _build())
+        tokens = {pk: token for pk, _, token in changes}
+        if tokens.get(held.last_change) == held.change_token:
+            slugs = {slug for pk, slug, _ in changes if pk > held.last_change}
+            index = _changed(held.index, slugs)
+            last = tokens.get(state.last_change, "")
+            return _Compiled(state.token, state.last_change, last, index)
+    written = KnowledgeChange.objects.filter(pk=state.last_change).values_list("token", flat=True)
+    return _Compiled(state.token, state.last_change, written.first() or "", _build())
 
 
 def _build() -> logmatch.KnowledgeIndex:

@@ -96,6 +96,8 @@ def test_a_bulk_write_without_changes_reads_the_whole_book(catalog):
     index = knowledge_index()
     assert index.changes == 0
     assert "quux-shard" in index.incidents
+    IncidentFactory(slug="quux-other", symptom="RuntimeError: the quux ran out of shards")
+    assert knowledge_index().changes == 1  # and the next change is followed again
 
 
 def test_an_index_older_than_the_log_of_changes_reads_the_whole_book(catalog):
