@@ -138,14 +138,16 @@ def _cause_before_consequence(tail: Tail, candidates: list[Candidate]) -> list[C
 
 def _cause_before_fallout(tail: Tail, candidates: list[Candidate]) -> list[Candidate]:
     """Candidates whose best clue says an expected input is missing (`is_fallout`) weigh
-    less when a confirming clue of another incident, on an earlier line that is neither
-    fallout nor a consequence, explains it: a recipe whose `utils/` links are broken goes on
-    to `cp: cannot stat 'data/lang'`, a job that ran out of memory leaves no checkpoint."""
+    less when another incident, confirmed on its own (`CONFIDENT`) by an earlier line that is
+    neither fallout nor a consequence, explains it: a recipe whose `utils/` links are broken
+    goes on to `cp: cannot stat 'data/lang'`, a job that ran out of memory leaves no
+    checkpoint. A stray warning before the missing file explains nothing."""
     confirming = tail.confirming_kinds()
 
     def explains(candidate: Candidate) -> int | None:
         best = candidate.clues[0]
         telling = best.kind in confirming and not best.generic
+        telling = telling and candidate.confirmed >= CONFIDENT
         if telling and not is_fallout(best.text) and not is_consequence(best.text):
             return best.line
         return None

@@ -51,3 +51,13 @@ def test_the_earlier_line_that_explains_a_missing_input_ranks_first():
     assert report.suggestions[0].slug == "kaldi-path-missing"
     missing = analyze(BROKEN_LINKS.split("\n", 2)[2], index)  # no earlier line explains it
     assert missing.suggestions[0].slug == "missing-artifact"
+
+
+def test_a_stray_warning_before_a_missing_input_explains_nothing():
+    index = build_index(*engine_specs())
+    tail = (
+        "WARNING (gmm-align-compiled[5.5.1068]:AlignUtteranceWrapper():decoder/decoder-wrappers.cc:617)"
+        " Retrying utterance spk012-utt0341 with beam 40\n"
+        "cp: cannot stat 'exp/tri3/final.mdl': No such file or directory\n"
+    )
+    assert analyze(tail, index).suggestions[0].slug == "missing-artifact"
