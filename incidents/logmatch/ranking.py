@@ -16,8 +16,9 @@ confirming evidence alone (a signature, a symptom line, feedback; in a typed des
 also similar text) reaches `CONFIDENT` (`CONFIDENT_ACROSS_STAGES` for an incident of another
 stage than the one the tail clearly comes from): anything less is shown as a lead, never as
 the answer. Where a line only reports the failure (a job cancelled, an exit code) and another
-line explains it, the explanation ranks first; where a tail clearly of one stage matches
-nothing, the stage's usual failure is offered as a lead.
+line explains it, the explanation ranks first; so does an earlier line that explains a missing
+input (`cp: cannot stat`, the fallout of the step that failed); where a tail clearly of one
+stage matches nothing, the stage's usual failure is offered as a lead.
 """
 
 from __future__ import annotations
