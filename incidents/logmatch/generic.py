@@ -81,6 +81,17 @@ _CONSEQUENCE = re2.compile(
     r"|\berror: subprocess-exited-with-error\b|\bEngine background task failed\b"
     r"|\bReceived (?:15|(?:Signals\.)?SIGTERM) death signal\b"
 )
+# Lines that say an input a step expected is not there (`cp: cannot stat`, Kaldi's `Error
+# opening input stream`, FileNotFoundError). In a pipeline they are usually the fallout of an
+# earlier step that failed, whose own line explains them. The shell failing to run a script
+# (`run.sh: line 22: utils/x.sh: No such file or directory`) is no fallout: it is the failure.
+_MISSING_INPUT = re2.compile(
+    r"(?i)\bcannot (?:stat|access|open)\b|\bNo such file or directory\b|\bno such file\b"
+    r"|\bError opening input stream\b|\bFileNotFoundError\b|\b(?:does not|doesn't) exist\b"
+)
+_SHELL_CANNOT_RUN = re2.compile(
+    r"\bline \d+: \S+: (?:No such file or directory|Not a directory|command not found)"
+)
 _PYTHON_FRAME = re2.compile(r'File "[^"]*", line \d+')
 _EXCEPTION_MESSAGE = re2.compile(r"\b[\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b:")
 # A run of one character class, nothing to backtrack: `re`, whose matches cost less to take.
@@ -103,6 +114,12 @@ def is_consequence(line: str) -> bool:
     """True for a line that reports a failure another line may explain: a job cancelled, a
     process killed, an exit code, a make target failed (see `_CONSEQUENCE`)."""
     return _CONSEQUENCE.search(line) is not None
+
+
+def is_fallout(line: str) -> bool:
+    """True for a line that says an expected input is missing (see `_MISSING_INPUT`): the
+    fallout of an earlier failure, when an earlier line explains one."""
+    return _MISSING_INPUT.search(line) is not None and _SHELL_CANNOT_RUN.search(line) is None
 
 
 @functools.lru_cache(maxsize=8192)  # asked once per signature hit: the same lines again

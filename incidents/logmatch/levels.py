@@ -93,7 +93,7 @@ RULES: tuple[tuple[str, str, Level], ...] = (
     ("ascend code", r"\bE[A-Z]\d{4}\b", E),
     ("failure phrase", r"\b(?:[Ff]ailed (?:to|with|because)|FAIL(?:ED|URE)?)\b"
         r"|\bundefined reference to\b|\b[1-9]\d* (?:/ \d+ )?(?:jobs? |tasks? )?failed\b"
-        r"|\bNo such file or directory\b"
+        r"|\bNo such file or directory\b|\bNot a directory\b"
         r"|\bNo space left on device\b|\b[Cc]annot allocate memory\b|\b[Oo]ut of memory\b"
         r"|\bcommand not found\b|\bnon-zero exit status\b|\bexit (?:code|status):? [1-9]", E),
     ("chinese error", r"错误|失败|异常|报错", E),

@@ -16,8 +16,9 @@ confirming evidence alone (a signature, a symptom line, feedback; in a typed des
 also similar text) reaches `CONFIDENT` (`CONFIDENT_ACROSS_STAGES` for an incident of another
 stage than the one the tail clearly comes from): anything less is shown as a lead, never as
 the answer. Where a line only reports the failure (a job cancelled, an exit code) and another
-line explains it, the explanation ranks first; where a tail clearly of one stage matches
-nothing, the stage's usual failure is offered as a lead.
+line explains it, the explanation ranks first; so does an earlier line that explains a missing
+input (`cp: cannot stat`, the fallout of the step that failed); where a tail clearly of one
+stage matches nothing, the stage's usual failure is offered as a lead.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from dataclasses import dataclass, replace
 
 from .clues import Clue
 from .explain import explain
-from .generic import is_consequence
+from .generic import is_consequence, is_fallout
 from .tail import Tail
 from .types import Evidence, IncidentSpec, Suggestion
 
@@ -73,6 +74,7 @@ def rank(
             continue
         candidates.append(_score(tail, incident, found, adjustments.get(slug, 0.0)))
     candidates = _cause_before_consequence(tail, candidates)
+    candidates = _cause_before_fallout(tail, candidates)
     candidates.sort(key=lambda candidate: (-candidate.raw, candidate.slug))
     shown = [candidate for candidate in candidates if candidate.score >= MIN_SCORE][:top]
     suggestions = []
@@ -133,6 +135,36 @@ def _cause_before_consequence(tail: Tail, candidates: list[Candidate]) -> list[C
     if not explained:
         return candidates
     return [_demoted(candidate) if reports(candidate) else candidate for candidate in candidates]
+
+
+def _cause_before_fallout(tail: Tail, candidates: list[Candidate]) -> list[Candidate]:
+    """Candidates whose best clue says an expected input is missing (`is_fallout`) weigh
+    less when another incident, confirmed on its own (`CONFIDENT`) by an earlier line that is
+    neither fallout nor a consequence, explains it: a recipe whose `utils/` links are broken
+    goes on to `cp: cannot stat 'data/lang'`, a job that ran out of memory leaves no
+    checkpoint. A stray warning before the missing file explains nothing."""
+    confirming = tail.confirming_kinds()
+
+    def explains(candidate: Candidate) -> int | None:
+        best = candidate.clues[0]
+        telling = best.kind in confirming and not best.generic
+        telling = telling and candidate.confirmed >= CONFIDENT
+        if telling and not is_fallout(best.text) and not is_consequence(best.text):
+            return best.line
+        return None
+
+    causes = [line for line in map(explains, candidates) if line is not None]
+    if not causes:
+        return candidates
+    first = min(causes)
+    return [
+        _demoted(candidate)
+        if not candidate.consequence
+        and is_fallout(candidate.clues[0].text)
+        and candidate.clues[0].line > first
+        else candidate
+        for candidate in candidates
+    ]
 
 
 def _demoted(candidate: Candidate) -> Candidate:

@@ -3,7 +3,7 @@ says why, whichever comes last."""
 
 from incidents.catalog import engine_specs
 from incidents.logmatch import analyze, build_index
-from incidents.logmatch.generic import is_consequence
+from incidents.logmatch.generic import is_consequence, is_fallout
 
 TIMEOUT = (
     "[E ProcessGroupNCCL.cpp:828] [Rank 1] Watchdog caught collective operation timeout:"
@@ -28,3 +28,36 @@ def test_the_cause_beside_it_ranks_first():
     assert report.suggestions[0].slug == "collective-timeout"
     alone = analyze(f"step 120 | loss 2.31\n{SIGTERM}\n", index).suggestions
     assert not any(suggestion.confident for suggestion in alone)  # who sent it is not said
+
+
+BROKEN_LINKS = (
+    "./run.sh: line 22: utils/prepare_lang.sh: Not a directory\n"
+    "Preparing language models for test\n"
+    "cp: cannot stat 'data/lang': No such file or directory\n"
+    "ERROR (arpa2fst[5.5]:Input():kaldi-io.cc:756) Error opening input stream data/lang/words.txt\n"
+)
+
+
+def test_a_missing_input_is_fallout_unless_the_shell_cannot_run_a_script():
+    assert is_fallout("cp: cannot stat 'data/lang': No such file or directory")
+    assert is_fallout("ERROR (arpa2fst[5.5]:Input():kaldi-io.cc:756) Error opening input stream x")
+    assert not is_fallout("./run.sh: line 22: utils/prepare_lang.sh: No such file or directory")
+    assert not is_fallout("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB")
+
+
+def test_the_earlier_line_that_explains_a_missing_input_ranks_first():
+    index = build_index(*engine_specs())
+    report = analyze(BROKEN_LINKS, index)
+    assert report.suggestions[0].slug == "kaldi-path-missing"
+    missing = analyze(BROKEN_LINKS.split("\n", 2)[2], index)  # no earlier line explains it
+    assert missing.suggestions[0].slug == "missing-artifact"
+
+
+def test_a_stray_warning_before_a_missing_input_explains_nothing():
+    index = build_index(*engine_specs())
+    tail = (
+        "WARNING (gmm-align-compiled[5.5.1068]:AlignUtteranceWrapper():decoder/decoder-wrappers.cc:617)"
+        " Retrying utterance spk012-utt0341 with beam 40\n"
+        "cp: cannot stat 'exp/tri3/final.mdl': No such file or directory\n"
+    )
+    assert analyze(tail, index).suggestions[0].slug == "missing-artifact"

@@ -22,6 +22,9 @@ SINGLE_LINES = [
     ("*** extras/check_dependencies.sh: Intel MKL is not installed ***", E),
     ("***** Running training *****", I),
     ("*** Starting epoch 3 ***", I),
+    # The shell failing to run a script: `Not a directory` as much as `No such file or directory`
+    ("./run.sh: line 22: utils/prepare_lang.sh: Not a directory", E),
+    ("run.sh: line 64: utils/parse_options.sh: No such file or directory", E),
     # Python logging
     ("2024-01-01 12:00:00,123 - trainer - ERROR - step failed", E),
     ("2024-01-01 12:00:00,123 - trainer - WARNING - slow step", W),
