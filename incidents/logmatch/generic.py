@@ -67,9 +67,10 @@ _GENERIC_WORDS = frozenset(
 _TELLING_CODE = re2.compile(
     r"(?i)(?:exit|code|status|signal)\W{0,3}(?:-?9|1[23]\d|14[0-3])\b|\bSIG(?:KILL|SEGV|ABRT|BUS)\b"
 )
-# Lines a scheduler, a launcher or a build tool prints *because* something else failed: they
-# report the failure, while a line before them may explain it. A Slurm cancellation with its
-# reason (`DUE TO TIME LIMIT`) explains itself and is not one of them.
+# Lines a scheduler, a launcher, a build tool or a serving engine's supervisor prints
+# *because* something else failed: they report the failure, while a line before them may
+# explain it (a vLLM engine that died names no cause). A Slurm cancellation with its reason
+# (`DUE TO TIME LIMIT`) explains itself and is not one of them.
 _CONSEQUENCE = re2.compile(
     r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+(?:\s*\*\*\*)?\s*$"
     r"|(?:^|\s)Killed\s*$|\bexit(?:ed)? (?:with )?(?:exit )?(?:code|status)\W{0,3}-?\d+"
@@ -79,6 +80,9 @@ _CONSEQUENCE = re2.compile(
     r"|\bCould not build wheels for\b|\bFailed building wheel for\b"
     r"|\bFailed to build (?:installable wheels|[\w.\-]+\s*$)"
     r"|\berror: subprocess-exited-with-error\b|\bEngine background task failed\b"
+    r"|\bEngineCore encountered a fatal error\b|\bEngine loop is not running\b"
+    r"|\b(?:AsyncEngineDeadError|MQEngineDeadError|EngineDeadError)\b"
+    r"|\bBackground loop has errored\b"
     r"|\bReceived (?:15|(?:Signals\.)?SIGTERM) death signal\b"
 )
 _PYTHON_FRAME = re2.compile(r'File "[^"]*", line \d+')
