@@ -35,9 +35,12 @@ GENERIC_SAMPLES = (
 )
 
 # Every pattern here runs on pasted lines: RE2, so the work is linear in the line.
-# A stack frame: Python (also behind a `[rank0]:` or logger prefix), Java, gdb/C++.
+# A stack frame: Python (also behind a `[rank0]:`, logger, `(pid=…)` or `name |` prefix, and
+# always indented), Java, gdb/C++. A message that ends by quoting a frame (CANN's `… failed
+# with errormsg/stack: File "…", line 111, in raise_tbe_python_err`) says what failed.
 _FRAME = re2.compile(
-    r'(?:^|\s)File "[^"]*", line \d+(?:, in \S+)?\s*$|^\s*(?:at [\w.$]+\(|#\d+\s+0x[0-9a-f]+)'
+    r'(?:^|[\])|>]:?\s|\s\s)\s*File "[^"]*", line \d+(?:, in \S+)?\s*$'
+    r"|^\s*(?:at [\w.$]+\(|#\d+\s+0x[0-9a-f]+)"
 )
 _NOISE = re2.compile(
     r"\b[\w.]*(?:Error|Exception|Exit|Warning)\b"  # exception and warning class names
