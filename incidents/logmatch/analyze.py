@@ -24,7 +24,7 @@ from .masking import mask_line
 from .ranking import rank
 from .reading import read_input
 from .redact import redact
-from .signatures import SignatureSet, build_signature_set
+from .signatures import Hit, SignatureSet, build_signature_set
 from .similarity import SimilarityIndex
 from .stages import infer_stage_clearly
 from .tail import Tail
@@ -120,9 +120,10 @@ def analyze(
 
     suggestions: tuple[Suggestion, ...] = ()
     if index is not None:
+        hits, ruled_out = index.signatures.scan_ruling(lines)
         clues = _merge(
-            signature_clues(tail, index.signatures.scan(lines)),
-            similarity_clues(tail, index.similarity),
+            signature_clues(tail, hits),
+            _without_lines(similarity_clues(tail, index.similarity), ruled_out),
             trend_clues(tail, index.similarity),
             feedback_clues(tail, feedback),
         )
@@ -168,6 +169,19 @@ def _redact_lines(lines: Sequence[str]) -> tuple[list[str], int]:
         pairs = [redact(line) for line in lines]
         return [line for line, _ in pairs], sum(found for _, found in pairs)
     return redacted, count
+
+
+def _without_lines(
+    clues: Mapping[str, Sequence[Clue]], ruled_out: Sequence[Hit]
+) -> dict[str, list[Clue]]:
+    """The clues, less those on a line that a ruled-out signature of the same incident
+    recognises: where a counter-pattern says the tail is not that incident, the line's
+    resemblance to the incident's text says nothing more."""
+    barred = {(hit.signature.slug, line) for hit in ruled_out for line in hit.lines}
+    return {
+        slug: [clue for clue in found if (slug, clue.line) not in barred]
+        for slug, found in clues.items()
+    }
 
 
 def _merge(*sources: Mapping[str, Sequence[Clue]]) -> dict[str, list[Clue]]:

@@ -35,9 +35,12 @@ GENERIC_SAMPLES = (
 )
 
 # Every pattern here runs on pasted lines: RE2, so the work is linear in the line.
-# A stack frame: Python (also behind a `[rank0]:` or logger prefix), Java, gdb/C++.
+# A stack frame: Python (also behind a `[rank0]:`, logger, `(pid=…)` or `name |` prefix, and
+# always indented), Java, gdb/C++. A message that ends by quoting a frame (CANN's `… failed
+# with errormsg/stack: File "…", line 111, in raise_tbe_python_err`) says what failed.
 _FRAME = re2.compile(
-    r'(?:^|\s)File "[^"]*", line \d+(?:, in \S+)?\s*$|^\s*(?:at [\w.$]+\(|#\d+\s+0x[0-9a-f]+)'
+    r'(?:^|[\])|>]:?\s|\s\s)\s*File "[^"]*", line \d+(?:, in \S+)?\s*$'
+    r"|^\s*(?:at [\w.$]+\(|#\d+\s+0x[0-9a-f]+)"
 )
 _NOISE = re2.compile(
     r"\b[\w.]*(?:Error|Exception|Exit|Warning)\b"  # exception and warning class names
@@ -67,9 +70,10 @@ _GENERIC_WORDS = frozenset(
 _TELLING_CODE = re2.compile(
     r"(?i)(?:exit|code|status|signal)\W{0,3}(?:-?9|1[23]\d|14[0-3])\b|\bSIG(?:KILL|SEGV|ABRT|BUS)\b"
 )
-# Lines a scheduler, a launcher or a build tool prints *because* something else failed: they
-# report the failure, while a line before them may explain it. A Slurm cancellation with its
-# reason (`DUE TO TIME LIMIT`) explains itself and is not one of them.
+# Lines a scheduler, a launcher, a build tool or a serving engine's supervisor prints
+# *because* something else failed: they report the failure, while a line before them may
+# explain it (a vLLM engine that died names no cause). A Slurm cancellation with its reason
+# (`DUE TO TIME LIMIT`) explains itself and is not one of them.
 _CONSEQUENCE = re2.compile(
     r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+(?:\s*\*\*\*)?\s*$"
     r"|(?:^|\s)Killed\s*$|\bexit(?:ed)? (?:with )?(?:exit )?(?:code|status)\W{0,3}-?\d+"
@@ -79,6 +83,9 @@ _CONSEQUENCE = re2.compile(
     r"|\bCould not build wheels for\b|\bFailed building wheel for\b"
     r"|\bFailed to build (?:installable wheels|[\w.\-]+\s*$)"
     r"|\berror: subprocess-exited-with-error\b|\bEngine background task failed\b"
+    r"|\bEngineCore encountered a fatal error\b|\bEngine loop is not running\b"
+    r"|\b(?:AsyncEngineDeadError|MQEngineDeadError|EngineDeadError)\b"
+    r"|\bBackground loop has errored\b"
     r"|\bReceived (?:15|(?:Signals\.)?SIGTERM) death signal\b"
 )
 # Lines that say an input a step expected is not there (`cp: cannot stat`, Kaldi's `Error

@@ -141,9 +141,14 @@ class SignatureSet:
 
         The distinct lines are encoded to UTF-8 in one go and handed to RE2 as bytes; line
         numbers are only collected for the few lines that something matched."""
+        return self.scan_ruling(lines)[0]
+
+    def scan_ruling(self, lines: Sequence[str]) -> tuple[list[Hit], list[Hit]]:
+        """`scan`, and beside it the hits a counter-pattern ruled out: the lines those
+        signatures recognise say this tail is not their incident."""
         parts = [(n, part) for n, part in enumerate(self._parts) if part.matcher]
         if not parts:
-            return []
+            return [], []
         distinct = [text for text in dict.fromkeys(lines) if text]
         encoded = _encoded(distinct)
         found: list[tuple[str, list[Signature]]] = []
@@ -167,7 +172,7 @@ class SignatureSet:
                 if matched:
                     found.append((text, matched))
         if not found:
-            return []
+            return [], []
         where: dict[str, list[int]] = {text: [] for text, _matched in found}
         for number, text in enumerate(lines):
             if text in where:
@@ -177,19 +182,21 @@ class SignatureSet:
             for text, matched in found
             for signature in matched
         ]
-        return _without_ruled_out(hits, encoded)
+        return _split_ruled_out(hits, encoded)
 
 
-def _without_ruled_out(hits: list[Hit], encoded: list[bytes]) -> list[Hit]:
-    """The hits whose signature no line of the tail rules out. Each counter-pattern is run
-    once over the tail's distinct lines, joined (it is compiled multi-line: `^`/`$` are a
-    line's ends)."""
+def _split_ruled_out(hits: list[Hit], encoded: list[bytes]) -> tuple[list[Hit], list[Hit]]:
+    """The hits whose signature no line of the tail rules out, and the others. Each
+    counter-pattern is run once over the tail's distinct lines, joined (it is compiled
+    multi-line: `^`/`$` are a line's ends)."""
     counters = {hit.signature.unless for hit in hits if hit.signature.unless}
     if not counters:
-        return hits
+        return hits, []
     text = b"\n".join(encoded)
     ruling = {counter for counter in counters if counter_regex(counter).search(text) is not None}
-    return [hit for hit in hits if hit.signature.unless not in ruling]
+    kept = [hit for hit in hits if hit.signature.unless not in ruling]
+    ruled = [hit for hit in hits if hit.signature.unless in ruling]
+    return kept, ruled
 
 
 def build_signature_set(

@@ -59,14 +59,19 @@ EXPECTED = {
 # (collective-timeout / nic-packet-loss / queue-job-died) and the toolchain family
 # (build-failure / version-mismatch / missing-artifact vs disk-full) are kept disjoint.
 ALLOWED_OVERLAPS: dict[tuple[str, str], set[str]] = {
-    # CUDA error 700 is the same line in a serving engine under load and in a training step:
-    # the tail's stage decides between the two.
+    # CUDA error 700 (and the other kernel faults: 716, 719, 715) is the same line in a serving
+    # engine under load and in a training step: the tail's stage decides between the two.
     ("concurrency-crash", "illegal-memory-access"): {"illegal-memory-access-training"},
+    ("concurrency-crash", "serving-kernel-fault"): {"illegal-memory-access-training"},
     ("illegal-memory-access-training", "illegal-address"): {"concurrency-crash"},
+    ("illegal-memory-access-training", "launch-failure"): {"concurrency-crash"},
     # ENOSPC on /dev/shm reads like a full disk; the shm signatures name /dev/shm, torch_ files
     # and NCCL's segment, which a counter-pattern on disk-full rules out.
     ("disk-full", "enospc-text"): {"shm-too-small"},
     ("disk-full", "errno-28"): {"shm-too-small"},
+    # Triton quotes the error its Python backend raised while loading: a library attribute
+    # gone after an upgrade is both a load failure and version skew; the tail's lines decide.
+    ("version-mismatch", "module-attribute-missing"): {"triton-model-load-failed"},
 }
 
 BENIGN_MAX_RATIO = 0.01

@@ -61,3 +61,31 @@ def test_a_stray_warning_before_a_missing_input_explains_nothing():
         "cp: cannot stat 'exp/tri3/final.mdl': No such file or directory\n"
     )
     assert analyze(tail, index).suggestions[0].slug == "missing-artifact"
+
+
+ENGINE_DEAD = "(EngineCore_DP0 pid=413) ERROR 11-10 12:30:57 [core.py:710] EngineCore encountered a fatal error."
+NPU_OP_MISSING = (
+    "(Worker_DP0_TP1_EP1 pid=507) ERROR 12-18 08:52:10 [multiproc_executor.py:822] RuntimeError:"
+    " aclnnLightningIndexer or aclnnLightningIndexerGetWorkspaceSize not in libopapi.so,"
+    " or libopapi.sonot found."
+)
+
+
+def test_a_serving_engine_that_died_only_reports_the_failure():
+    assert is_consequence(ENGINE_DEAD)
+    assert is_consequence(
+        "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue."
+    )
+    assert is_consequence(
+        "vllm.engine.async_llm_engine.AsyncEngineDeadError: Background loop has errored already."
+    )
+
+
+def test_the_reason_the_engine_died_ranks_above_its_death():
+    index = build_index(*engine_specs())
+    report = analyze(f"{NPU_OP_MISSING}\n{ENGINE_DEAD}\n", index)
+    assert report.suggestions[0].slug == "ascend-op-no-binary"
+    alone = analyze(
+        f"INFO 11-10 12:30:50 [loggers.py:123] Running: 96 reqs\n{ENGINE_DEAD}\n", index
+    )
+    assert alone.suggestions[0].slug == "concurrency-crash"

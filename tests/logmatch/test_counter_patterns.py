@@ -100,3 +100,21 @@ def test_a_symptom_line_is_ruled_out_by_what_rules_out_the_signatures_that_recog
     assert shm[0].slug == "shm-too-small"
     assert not any(s.confident for s in shm if s.slug == "disk-full")  # similar text at most
     assert (disk[0].slug, disk[0].confident) == ("disk-full", True)
+
+
+def test_a_ruled_out_line_is_no_evidence_by_resemblance_either():
+    """The shm tail's ENOSPC line reads much like the full disk's own text; once the counter-
+    pattern has ruled the disk signature out there, that resemblance does not bring it back."""
+    incidents = [
+        IncidentSpec(
+            "disk-full",
+            "Disk full",
+            "data",
+            "OSError: [Errno 28] No space left on device: '/dev/shm/torch_2141_2397431'",
+            "The experiment disk is full.",
+        ),
+        INCIDENTS[1],
+    ]
+    report = analyze(SMALL_SHM, build_index(incidents, [DISK, SHM]))
+    assert report.suggestions[0].slug == "shm-too-small"
+    assert "disk-full" not in [suggestion.slug for suggestion in report.suggestions]

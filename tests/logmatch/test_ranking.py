@@ -107,6 +107,24 @@ def test_a_generic_line_does_not_outrank_a_telling_one():
     assert report.suggestions[0].confident
 
 
+def test_a_message_that_quotes_a_stack_frame_is_not_a_stack_frame():
+    """CANN ends its compile error by quoting the Python frame that raised it; the line still
+    says what failed. A frame of a traceback, behind any logger prefix, says nothing."""
+    index = _index(("compile", r"Failed to compile Op \[", None))
+    quoted = (
+        "[Stage-0] ERROR 01-21 17:28:55 [gpu_worker.py:226] E40021: Failed to compile Op"
+        " [trans_Cast_2,]. (oppath: [Compile /opt/cast.py failed with errormsg/stack:"
+        ' File "/opt/tbe/tbe_python_error_mgr.py", line 111, in raise_tbe_python_err'
+    )
+    framed = (
+        '[Stage-0] ERROR 01-21 17:28:55 [gpu_worker.py:226]   File "/opt/Failed to compile Op'
+        ' [x]/cast.py", line 111, in raise_tbe_python_err'
+    )
+
+    assert analyze(quoted, index).suggestions[0].confident
+    assert not analyze(framed, index).suggestions[0].confident
+
+
 def test_a_pasted_table_is_not_compared_with_incident_texts():
     """Column headings of nvidia-smi / npu-smi resemble every remedy that names the tool."""
     described = "check the card: npu-smi info shows AICore(%) and HBM-Usage(MB) per NPU"
