@@ -7,7 +7,12 @@ then grows the catalog to --incidents and times them again. Printed per request:
 medians, each as a multiple of the sign-in page's time in the same run (a page that does no
 query to speak of), the ratio large/small, and the number of queries.
 
-    .venv/bin/python bench/bench_pages.py [--incidents 100000] [--recurrences 6]
+    .venv/bin/python bench/bench_pages.py [--small 1000] [--incidents 100000] [--recurrences 6]
+
+--keep fills one database per size instead (`..._bench_<size>`, a SQLite file under VAR_DIR)
+and leaves them, so that the next run with --keep times them again without filling: a million
+incidents take long to generate. The fill is seeded, so both hold the same first incidents;
+a kept database is migrated to the current schema before it is timed.
 
 Rows: each incident has its tag, about --recurrences recurrences, and one incident has a
 tenth of all incidents' count in recurrences (the page with the most).
@@ -59,7 +64,6 @@ STAGES = ["build", "data", "train", "serve"]
 DISCIPLINES = ["version-lock", "validate-first", "tiny-sample", "reconcile"]
 SEVERITIES = ["low", "medium", "high", "critical"]
 BATCH = 5000
-SMALL = 1000
 HOT = "bench-hot"
 
 
@@ -133,9 +137,9 @@ def deep_cursor(fraction: float) -> str:
     return cursor_encode(["-updated_at", "-id"], [row["updated_at"], row["id"]])
 
 
-def requests() -> dict[str, tuple[str, dict]]:
+def requests(small: int) -> dict[str, tuple[str, dict]]:
     hot = Incident.objects.get(slug=HOT)
-    typical = Incident.objects.get(slug=f"bench-{SMALL // 2}")
+    typical = Incident.objects.get(slug=f"bench-{small // 2}")
     last = max(1, -(-hot.recurrences.count() // 20))
     return {
         "sign-in page (baseline)": ("/login/", {}),
@@ -173,9 +177,12 @@ class QueryTimer:
             self.times.append((time.perf_counter() - started, sql))
 
 
-def measure(client: Client, anonymous: Client, repeat: int) -> dict[str, tuple[float, int, float]]:
+def measure(small: int, repeat: int) -> dict[str, tuple[float, int, float]]:
+    user = get_user_model().objects.get_or_create(username="bench")[0]
+    client, anonymous = Client(), Client()
+    client.force_login(user)
     results = {}
-    for name, (path, params) in requests().items():
+    for name, (path, params) in requests(small).items():
         user = anonymous if "baseline" in name else client
         user.get(path, params)  # warm-up
         queries = QueryTimer()
@@ -194,18 +201,21 @@ def measure(client: Client, anonymous: Client, repeat: int) -> dict[str, tuple[f
     return results
 
 
-def report(small: dict, large: dict, size: int, repeat: int) -> None:
-    rows = (
+def rows_now() -> int:
+    return (
         Incident.objects.count()
         + Recurrence.objects.count()
         + Incident.tags.through.objects.count()
     )
+
+
+def report(small: dict, large: dict, small_size: int, size: int, repeat: int, rows: int) -> None:
     print(
         f"pages, {connection.vendor}, {size:,} incidents ({rows:,} rows), median of {repeat} "
         f"(ms; x = multiple of the sign-in page)"
     )
     head = (
-        f"{'request':30s} {'1k ms':>8s} {'x':>6s} {size // 1000:>6d}k ms {'x':>6s} "
+        f"{'request':30s} {f'{small_size:,} ms':>8s} {'x':>6s} {f'{size:,} ms':>9s} {'x':>6s} "
         f"{'ratio':>6s} {'queries':>8s} {'slowest q':>9s}"
     )
     print(head)
@@ -215,7 +225,7 @@ def report(small: dict, large: dict, size: int, repeat: int) -> None:
     )
     for name in small:
         (small_ms, small_queries, _), (large_ms, queries, slowest) = small[name], large[name]
-        constant = "" if queries == small_queries else f" (1k: {small_queries})"
+        constant = "" if queries == small_queries else f" (small: {small_queries})"
         print(
             f"{name:30s} {small_ms:8.1f} {small_ms / base_small:6.1f} {large_ms:9.1f} "
             f"{large_ms / base_large:6.1f} {large_ms / small_ms:6.2f} {queries:8d} "
@@ -225,33 +235,60 @@ def report(small: dict, large: dict, size: int, repeat: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--small", type=int, default=1000, help="incidents of the first size")
     parser.add_argument("--incidents", type=int, default=100_000)
     parser.add_argument("--recurrences", type=int, default=6, help="per incident, on average")
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--keep", action="store_true", help="keep the databases, reuse them")
     args = parser.parse_args()
-    database = connection.settings_dict
-    if connection.vendor != "sqlite":
-        database["TEST"]["NAME"] = f"{database['NAME']}_bench"
     setup_test_environment()
-    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    rng = random.Random(7)
+    if args.keep:
+        small, _ = timed(args.small, args, random.Random(7), kept=True)
+        large, rows = timed(args.incidents, args, random.Random(7), kept=True)
+    else:
+        old_name = open_database(f"{connection.settings_dict['NAME']}_bench", keep=False)
+        try:
+            small, _ = timed(args.small, args, rng)
+            large, rows = timed(args.incidents, args, rng)
+        finally:
+            connection.creation.destroy_test_db(old_name, verbosity=0)
+    report(small, large, args.small, args.incidents, args.repeat, rows)
+
+
+def open_database(name: str, *, keep: bool) -> str:
+    """Make `name` (a file under VAR_DIR on SQLite) the test database, migrated; returns the
+    name to go back to."""
+    database = connection.settings_dict
+    if connection.vendor == "sqlite":
+        name = str(Path(os.environ["VAR_DIR"]) / f"{Path(name).name}.sqlite3")
+    database["TEST"]["NAME"] = name
+    old_name = database["NAME"]
+    connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False, keepdb=keep)
+    return old_name
+
+
+def timed(size: int, args, rng: random.Random, *, kept: bool = False) -> tuple[dict, int]:
+    """Grow the database to `size` incidents (unless it holds them) and time the requests;
+    `kept`: in that size's own database, left for the next run. Also returns its rows."""
+    old_name = None
+    if kept:
+        old_name = open_database(f"{connection.settings_dict['NAME']}_bench_{size}", keep=True)
     try:
-        user = get_user_model().objects.create_user("bench", password="bench-pw")
-        client, anonymous = Client(), Client()
-        client.force_login(user)
-        rng = random.Random(7)
-        fill(SMALL, 0, args.recurrences, rng)
-        grow_hot(SMALL)
-        _analyze()
-        small = measure(client, anonymous, args.repeat)
-        started = time.perf_counter()
-        fill(args.incidents - SMALL, SMALL, args.recurrences, rng)
-        grow_hot(args.incidents)
-        _analyze()
-        print(f"filled in {time.perf_counter() - started:.0f} s", file=sys.stderr)
-        large = measure(client, anonymous, args.repeat)
-        report(small, large, args.incidents, args.repeat)
+        have = Incident.objects.count()
+        if have not in (0, size) and kept:
+            raise SystemExit(f"the kept database holds {have:,} incidents, not {size:,}")
+        if have != size:
+            started = time.perf_counter()
+            fill(size - have, have, args.recurrences, rng)
+            grow_hot(size)
+            _analyze()
+            print(f"filled {size:,} in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        return measure(args.small, args.repeat), rows_now()
     finally:
-        connection.creation.destroy_test_db(old_name, verbosity=0)
+        if old_name is not None:
+            connection.close()
+            connection.settings_dict["NAME"] = old_name
 
 
 def _analyze() -> None:
