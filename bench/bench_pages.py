@@ -178,9 +178,9 @@ class QueryTimer:
 
 
 def measure(small: int, repeat: int) -> dict[str, tuple[float, int, float]]:
-    user = get_user_model().objects.get_or_create(username="bench")[0]
+    account = get_user_model().objects.get_or_create(username="bench")[0]
     client, anonymous = Client(), Client()
-    client.force_login(user)
+    client.force_login(account)
     results = {}
     for name, (path, params) in requests(small).items():
         user = anonymous if "baseline" in name else client
