@@ -41,7 +41,7 @@ from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 
-from incidents.api.pagination import cursor_encode  # noqa: E402
+from common.keyset import cursor_encode  # noqa: E402
 from incidents.models import Incident, Recurrence, Tag  # noqa: E402
 from incidents.search_words import search_words  # noqa: E402
 
