@@ -23,6 +23,7 @@ from django.core.exceptions import FieldDoesNotExist
 from django.db import connections
 from django.db.models import F, Q
 from django.db.models.expressions import OrderBy
+from django.http import QueryDict
 
 # Databases where NULL sorts after every value in ascending order (SQLite and MySQL: before).
 NULLS_LARGEST = frozenset({"postgresql", "oracle"})
@@ -219,3 +220,40 @@ def keyset_page(queryset, *, cursor: str | None, size: int) -> KeysetPage:
         # Nothing after the position: the page before is all before it, the first page.
         preceding = cursor_at(rows[0], backward=True) if rows else FIRST_PAGE
     return KeysetPage(rows=rows, next=following, previous=preceding)
+
+
+@dataclass(frozen=True)
+class PageLinks:
+    """The query strings of the pages around a page, "" where there is none: the first page
+    is offered once the previous one is not already it."""
+
+    first: str
+    previous: str
+    next: str
+
+    def __bool__(self) -> bool:
+        return bool(self.previous or self.next)
+
+
+def page_links(page: KeysetPage, query: QueryDict, *, parameter: str = "cursor") -> PageLinks:
+    """Links to the pages around `page` that keep the rest of the request's query (its
+    filters, search and sort)."""
+    kept = query.copy()
+    kept.pop(parameter, None)
+
+    def to(cursor: str | None) -> str:
+        if cursor is None:
+            return ""
+        wanted = kept.copy()
+        if cursor != FIRST_PAGE:
+            wanted[parameter] = cursor
+        return "?" + wanted.urlencode()
+
+    first = to(FIRST_PAGE) if page.previous not in (None, FIRST_PAGE) else ""
+    return PageLinks(first=first, previous=to(page.previous), next=to(page.next))
+
+
+def count_up_to(queryset, cap: int) -> int:
+    """How many rows the queryset has, counting no further than one past `cap`: a list that
+    says "more than 1,000" never pays for counting a million."""
+    return queryset.order_by().values("pk")[: cap + 1].count()
