@@ -282,8 +282,14 @@ class Recurrence(models.Model):
         ordering = ["-occurred_on", "-id"]
         verbose_name = _("recurrence")
         verbose_name_plural = _("recurrences")
-        # (occurred_on, incident): the matrix and weekly report count a window per incident.
-        indexes = [models.Index(fields=["occurred_on", "incident"])]
+        indexes = [
+            # The matrix and weekly report count a window per incident.
+            models.Index(fields=["occurred_on", "incident"]),
+            # An incident's page lists its recurrences newest first, a page at a time.
+            models.Index(
+                fields=["incident", "-occurred_on", "-id"], name="recurrence_incident_newest"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.incident.slug} @ {self.occurred_on}"
