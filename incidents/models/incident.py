@@ -146,6 +146,8 @@ class Incident(TranslatedContent):
             models.Index(
                 fields=["stage", "-recurrence_count", "id"], name="incident_stage_recurring"
             ),
+            # The weekly report lists the incidents filed in its week, oldest first.
+            models.Index(fields=["created_at", "id"], name="incident_created"),
         ]
         constraints = [
             models.CheckConstraint(

@@ -60,7 +60,13 @@ def analysis(
         status=status,
         submitted_by=user,
         text="tail",
-        report={"stage": stage, "groups": groups or [], "confident": top is not None},
+        report={
+            "stage": stage,
+            "groups": groups or [],
+            # as the engine's report says which of its groups are floods
+            "floods": [n for n, group in enumerate(groups or []) if group.get("flood")],
+            "confident": top is not None,
+        },
         stage=stage,
         confident=top is not None,
         top_incident=top,
