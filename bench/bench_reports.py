@@ -212,7 +212,7 @@ def size_now(client: Client, repeat: int) -> Size:
         ((float(query["time"]) * 1000, _gist(query["sql"])) for query in captured),
         reverse=True,
     )[:BUILD_QUERIES_SHOWN]
-    return Size(
+    size = Size(
         incidents=Incident.objects.count(),
         recurrences=Recurrence.objects.count(),
         analyses=Analysis.objects.count(),
@@ -224,6 +224,8 @@ def size_now(client: Client, repeat: int) -> Size:
         build=measure(lambda: report_week_build(week_start=week), max(3, repeat // 2)),
         build_queries=tuple(slowest),
     )
+    print(f"  measured: {size}", flush=True)
+    return size
 
 
 def _gist(sql: str) -> str:
