@@ -18,10 +18,6 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='analysis',
-            index=models.Index(condition=models.Q(('status', 'done'), models.Q(('report__floods', []), _negated=True)), fields=['created_at'], name='analysis_flooded_week'),
-        ),
-        migrations.AddIndex(
-            model_name='analysis',
             index=models.Index(condition=models.Q(('confident', False), ('status', 'done'), models.Q(('key_template', ''), _negated=True)), fields=['created_at'], name='analysis_unexplained_week'),
         ),
         migrations.AddIndex(

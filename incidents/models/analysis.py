@@ -88,6 +88,8 @@ class Analysis(models.Model):
         Incident, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     key_template = models.TextField(blank=True)
+    # The stored report found a warning flood (its "floods" are not empty).
+    flooded = models.BooleanField(default=False, editable=False)
     gap = models.ForeignKey(
         KnowledgeGap, on_delete=models.SET_NULL, null=True, blank=True, related_name="analyses"
     )
@@ -123,12 +125,12 @@ class Analysis(models.Model):
                 condition=models.Q(source__in=["kb-run", "kb-watch"]),
                 name="analysis_caught_week",
             ),
-            # The weekly report reads the warning floods of a week's analyses from the few
-            # reports that found one (reports.selectors.weekly_counts.FLOODS_SQL says the same).
+            # The weekly report reads the warning floods of a week from the few reports that
+            # found one.
             models.Index(
                 fields=["created_at"],
-                condition=models.Q(status="done") & ~models.Q(report__floods=[]),
-                name="analysis_flooded_week",
+                condition=models.Q(flooded=True),
+                name="analysis_flooded_by_week",
             ),
             # The weekly report groups a week's unexplained tails by their key line.
             models.Index(

@@ -71,6 +71,7 @@ def analysis(
         confident=top is not None,
         top_incident=top,
         key_template=template,
+        flooded=any(group.get("flood") for group in groups or []),
         created_at=when,
         finished_at=when + timedelta(seconds=1),
     )
