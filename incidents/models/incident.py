@@ -245,6 +245,17 @@ class Signature(models.Model):
                 name="signature_unique_catalog_key",
             ),
         ]
+        # The weekly report lists the enabled signatures that fired longest ago (or never)
+        # and counts them off this index, created_at included.
+        indexes = [
+            models.Index(
+                models.F("last_hit_at").asc(nulls_first=True),
+                models.F("id"),
+                models.F("created_at"),
+                condition=models.Q(enabled=True),
+                name="signature_stale",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.pattern
