@@ -3,6 +3,23 @@
 from django.conf import settings
 from django.db import migrations, models
 
+# SQLite refuses NULLS FIRST in an index, and needs none: it sorts NULL first in ascending order.
+COLUMNS = {
+    "postgresql": '"last_hit_at" ASC NULLS FIRST, "id", "created_at"',
+    "sqlite": '"last_hit_at", "id", "created_at"',
+}
+
+
+def create(apps, schema_editor):
+    columns = COLUMNS[schema_editor.connection.vendor]
+    schema_editor.execute(
+        f'CREATE INDEX "signature_stale" ON "incidents_signature" ({columns}) WHERE "enabled"'
+    )
+
+
+def drop(apps, schema_editor):
+    schema_editor.execute('DROP INDEX "signature_stale"')
+
 
 class Migration(migrations.Migration):
 
@@ -12,8 +29,13 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.AddIndex(
-            model_name='signature',
-            index=models.Index(models.OrderBy(models.F('last_hit_at'), nulls_first=True), models.F('id'), models.F('created_at'), condition=models.Q(('enabled', True)), name='signature_stale'),
+        migrations.SeparateDatabaseAndState(
+            state_operations=[
+                migrations.AddIndex(
+                    model_name='signature',
+                    index=models.Index(models.OrderBy(models.F('last_hit_at'), nulls_first=True), models.F('id'), models.F('created_at'), condition=models.Q(('enabled', True)), name='signature_stale'),
+                ),
+            ],
+            database_operations=[migrations.RunPython(create, drop)],
         ),
     ]

@@ -246,7 +246,8 @@ class Signature(models.Model):
             ),
         ]
         # The weekly report lists the enabled signatures that fired longest ago (or never)
-        # and counts them off this index, created_at included.
+        # off this index (on SQLite without NULLS FIRST, which it refuses in an index and
+        # needs not: migration 0021 makes it per database).
         indexes = [
             models.Index(
                 models.F("last_hit_at").asc(nulls_first=True),
