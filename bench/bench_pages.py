@@ -7,10 +7,16 @@ then grows the catalog to --incidents and times them again. Printed per request:
 medians, each as a multiple of the sign-in page's time in the same run (a page that does no
 query to speak of), the ratio large/small, and the number of queries.
 
-    .venv/bin/python bench/bench_pages.py [--incidents 100000] [--recurrences 6]
+    .venv/bin/python bench/bench_pages.py [--small 1000] [--incidents 100000] [--recurrences 6]
+
+--keep fills one database per size instead (`..._bench_<size>`, a SQLite file under VAR_DIR)
+and leaves them, so that the next run with --keep times them again without filling: a million
+incidents take long to generate. The fill is seeded, so both hold the same first incidents;
+a kept database is migrated to the current schema before it is timed.
 
 Rows: each incident has its tag, about --recurrences recurrences, and one incident has a
-tenth of all incidents' count in recurrences (the page with the most).
+tenth of all incidents' count in recurrences (the page with the most). The rollups that the
+matrix reads are rebuilt after a fill.
 """
 
 from __future__ import annotations
@@ -36,9 +42,10 @@ from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 
-from incidents.api.pagination import cursor_encode  # noqa: E402
-from incidents.models import Incident, Recurrence, Tag  # noqa: E402
+from common.keyset import cursor_encode  # noqa: E402
+from incidents.models import Incident, IncidentDay, Recurrence, Tag  # noqa: E402
 from incidents.search_words import search_words  # noqa: E402
+from incidents.services.rollups_build import rollups_rebuild  # noqa: E402
 
 WORDS = [
     "nccl",
@@ -59,7 +66,6 @@ STAGES = ["build", "data", "train", "serve"]
 DISCIPLINES = ["version-lock", "validate-first", "tiny-sample", "reconcile"]
 SEVERITIES = ["low", "medium", "high", "critical"]
 BATCH = 5000
-SMALL = 1000
 HOT = "bench-hot"
 
 
@@ -133,10 +139,17 @@ def deep_cursor(fraction: float) -> str:
     return cursor_encode(["-updated_at", "-id"], [row["updated_at"], row["id"]])
 
 
-def requests() -> dict[str, tuple[str, dict]]:
+def last_recurrences_cursor(incident: Incident, page_size: int = 20) -> str:
+    """The cursor of an incident's last page of recurrences (newest first)."""
+    ordered = incident.recurrences.order_by("-occurred_on", "-id")
+    row = ordered.values("occurred_on", "id")[max(0, ordered.count() - page_size - 1)]
+    return cursor_encode(["-occurred_on", "-id"], [row["occurred_on"], row["id"]])
+
+
+def requests(small: int) -> dict[str, tuple[str, dict]]:
     hot = Incident.objects.get(slug=HOT)
-    typical = Incident.objects.get(slug=f"bench-{SMALL // 2}")
-    last = max(1, -(-hot.recurrences.count() // 20))
+    typical = Incident.objects.get(slug=f"bench-{small // 2}")
+    deep = deep_cursor(0.9)
     return {
         "sign-in page (baseline)": ("/login/", {}),
         "list": ("/incidents/", {}),
@@ -147,12 +160,19 @@ def requests() -> dict[str, tuple[str, dict]]:
         "list stage=serve": ("/incidents/", {"stage": "serve"}),
         "list tag + severity": ("/incidents/", {"tag": "nccl", "severity": "high"}),
         "list by recurrences": ("/incidents/", {"sort": "-recurrences"}),
-        "list page 1000": ("/incidents/", {"page": "1000"}),
+        "list, cursor at 90%": ("/incidents/", {"cursor": deep}),
         "incident, typical": (typical.get_absolute_url(), {}),
         "incident, most recurrences": (hot.get_absolute_url(), {}),
-        "  its last recurrences page": (hot.get_absolute_url(), {"page": str(last)}),
+        "  its last recurrences page": (
+            hot.get_absolute_url(),
+            {"cursor": last_recurrences_cursor(hot)},
+        ),
+        "matrix": ("/matrix/", {}),
+        "matrix tag=kaldi": ("/matrix/", {"tag": "kaldi"}),
+        "matrix API": ("/api/v1/matrix/", {}),
+        "gaps": ("/gaps/", {}),
         "API list": ("/api/v1/incidents/", {}),
-        "API list, cursor at 90%": ("/api/v1/incidents/", {"cursor": deep_cursor(0.9)}),
+        "API list, cursor at 90%": ("/api/v1/incidents/", {"cursor": deep}),
         "API list, page 200 rows": ("/api/v1/incidents/", {"page_size": "200"}),
         "API list q=显存": ("/api/v1/incidents/", {"q": "显存"}),
     }
@@ -173,9 +193,12 @@ class QueryTimer:
             self.times.append((time.perf_counter() - started, sql))
 
 
-def measure(client: Client, anonymous: Client, repeat: int) -> dict[str, tuple[float, int, float]]:
+def measure(small: int, repeat: int) -> dict[str, tuple[float, int, float]]:
+    account = get_user_model().objects.get_or_create(username="bench")[0]
+    client, anonymous = Client(), Client()
+    client.force_login(account)
     results = {}
-    for name, (path, params) in requests().items():
+    for name, (path, params) in requests(small).items():
         user = anonymous if "baseline" in name else client
         user.get(path, params)  # warm-up
         queries = QueryTimer()
@@ -194,18 +217,21 @@ def measure(client: Client, anonymous: Client, repeat: int) -> dict[str, tuple[f
     return results
 
 
-def report(small: dict, large: dict, size: int, repeat: int) -> None:
-    rows = (
+def rows_now() -> int:
+    return (
         Incident.objects.count()
         + Recurrence.objects.count()
         + Incident.tags.through.objects.count()
     )
+
+
+def report(small: dict, large: dict, small_size: int, size: int, repeat: int, rows: int) -> None:
     print(
         f"pages, {connection.vendor}, {size:,} incidents ({rows:,} rows), median of {repeat} "
         f"(ms; x = multiple of the sign-in page)"
     )
     head = (
-        f"{'request':30s} {'1k ms':>8s} {'x':>6s} {size // 1000:>6d}k ms {'x':>6s} "
+        f"{'request':30s} {f'{small_size:,} ms':>8s} {'x':>6s} {f'{size:,} ms':>9s} {'x':>6s} "
         f"{'ratio':>6s} {'queries':>8s} {'slowest q':>9s}"
     )
     print(head)
@@ -215,7 +241,7 @@ def report(small: dict, large: dict, size: int, repeat: int) -> None:
     )
     for name in small:
         (small_ms, small_queries, _), (large_ms, queries, slowest) = small[name], large[name]
-        constant = "" if queries == small_queries else f" (1k: {small_queries})"
+        constant = "" if queries == small_queries else f" (small: {small_queries})"
         print(
             f"{name:30s} {small_ms:8.1f} {small_ms / base_small:6.1f} {large_ms:9.1f} "
             f"{large_ms / base_large:6.1f} {large_ms / small_ms:6.2f} {queries:8d} "
@@ -225,33 +251,67 @@ def report(small: dict, large: dict, size: int, repeat: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--small", type=int, default=1000, help="incidents of the first size")
     parser.add_argument("--incidents", type=int, default=100_000)
     parser.add_argument("--recurrences", type=int, default=6, help="per incident, on average")
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--keep", action="store_true", help="keep the databases, reuse them")
     args = parser.parse_args()
-    database = connection.settings_dict
-    if connection.vendor != "sqlite":
-        database["TEST"]["NAME"] = f"{database['NAME']}_bench"
     setup_test_environment()
-    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    rng = random.Random(7)
+    if args.keep:
+        small, _ = timed(args.small, args, random.Random(7), kept=True)
+        large, rows = timed(args.incidents, args, random.Random(7), kept=True)
+    else:
+        old_name = open_database(f"{connection.settings_dict['NAME']}_bench", keep=False)
+        try:
+            small, _ = timed(args.small, args, rng)
+            large, rows = timed(args.incidents, args, rng)
+        finally:
+            connection.creation.destroy_test_db(old_name, verbosity=0)
+    report(small, large, args.small, args.incidents, args.repeat, rows)
+
+
+def open_database(name: str, *, keep: bool) -> str:
+    """Make `name` (a file under VAR_DIR on SQLite) the test database, migrated; returns the
+    name to go back to."""
+    database = connection.settings_dict
+    if connection.vendor == "sqlite":
+        name = str(Path(os.environ["VAR_DIR"]) / f"{Path(name).name}.sqlite3")
+    database["TEST"]["NAME"] = name
+    old_name = database["NAME"]
+    connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False, keepdb=keep)
+    return old_name
+
+
+def timed(size: int, args, rng: random.Random, *, kept: bool = False) -> tuple[dict, int]:
+    """Grow the database to `size` incidents (unless it holds them) and time the requests;
+    `kept`: in that size's own database, left for the next run. Also returns its rows."""
+    old_name = None
+    if kept:
+        old_name = open_database(f"{connection.settings_dict['NAME']}_bench_{size}", keep=True)
     try:
-        user = get_user_model().objects.create_user("bench", password="bench-pw")
-        client, anonymous = Client(), Client()
-        client.force_login(user)
-        rng = random.Random(7)
-        fill(SMALL, 0, args.recurrences, rng)
-        grow_hot(SMALL)
-        _analyze()
-        small = measure(client, anonymous, args.repeat)
-        started = time.perf_counter()
-        fill(args.incidents - SMALL, SMALL, args.recurrences, rng)
-        grow_hot(args.incidents)
-        _analyze()
-        print(f"filled in {time.perf_counter() - started:.0f} s", file=sys.stderr)
-        large = measure(client, anonymous, args.repeat)
-        report(small, large, args.incidents, args.repeat)
+        have = Incident.objects.count()
+        if have > size:
+            raise SystemExit(f"the database holds {have:,} incidents, more than {size:,}")
+        if have != size:  # an empty database, or one whose fill was interrupted
+            started = time.perf_counter()
+            fill(size - have, have, args.recurrences, rng)
+            grow_hot(size)
+            print(f"filled {size:,} in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        if have != size or not IncidentDay.objects.exists():
+            started = time.perf_counter()
+            rollups_rebuild()  # rows were bulk-inserted past the services that keep them
+            _analyze()
+            print(f"rollups in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        results = measure(args.small, args.repeat)
+        for name, (milliseconds, queries, _slowest) in results.items():
+            print(f"  {size:,}: {name:30s} {milliseconds:8.1f} ms {queries:3d} q", file=sys.stderr)
+        return results, rows_now()
     finally:
-        connection.creation.destroy_test_db(old_name, verbosity=0)
+        if old_name is not None:
+            connection.close()
+            connection.settings_dict["NAME"] = old_name
 
 
 def _analyze() -> None:

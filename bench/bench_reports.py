@@ -17,6 +17,11 @@ every recurrence and analysis of the window; then the large/small ratios. The de
 bulk-inserted, so the rollups are rebuilt after each fill (`rebuild_rollups`): that time is
 printed too.
 
+--keep measures each size in its own database (`<--database-name>_<incidents>`, a SQLite file
+under VAR_DIR), generated from scratch unless it holds data already, and leaves it for the next
+run with --keep: a million incidents take long to generate. A kept database is migrated to the
+current schema first.
+
 --with-indexes first adds two covering indexes to the incidents tables of the throwaway
 database (see SUGGESTED_INDEXES), to show what they would change.
 
@@ -61,6 +66,7 @@ SUGGESTED_INDEXES = (
     "CREATE INDEX bench_analysis_explained ON incidents_analysis "
     "(status, created_at, confident, top_incident_id)",
 )
+BUILD_QUERIES_SHOWN = 6
 ANALYSES_SHARE = 0.55  # of the rows; "this fixed it" feedback adds recurrences on top
 
 
@@ -81,6 +87,7 @@ class Size:
     matrix_before: Sample
     report_page: Sample
     build: Sample
+    build_queries: tuple[tuple[float, str], ...]  # the slowest few, in ms, and their start
 
 
 # What the matrix ran on every request before rollups (its ranking and heat-map query).
@@ -199,7 +206,13 @@ def size_now(client: Client, repeat: int) -> Size:
 
     week = week_last_completed()
     report = report_week_build(week_start=week)
-    return Size(
+    with CaptureQueriesContext(connection) as captured:
+        report_week_build(week_start=week)
+    slowest = sorted(
+        ((float(query["time"]) * 1000, _gist(query["sql"])) for query in captured),
+        reverse=True,
+    )[:BUILD_QUERIES_SHOWN]
+    size = Size(
         incidents=Incident.objects.count(),
         recurrences=Recurrence.objects.count(),
         analyses=Analysis.objects.count(),
@@ -209,7 +222,16 @@ def size_now(client: Client, repeat: int) -> Size:
         matrix_before=measure(matrix_before, max(3, repeat // 2)),
         report_page=measure(lambda: page(client, report.get_absolute_url()), repeat),
         build=measure(lambda: report_week_build(week_start=week), max(3, repeat // 2)),
+        build_queries=tuple(slowest),
     )
+    print(f"  measured: {size}", flush=True)
+    return size
+
+
+def _gist(sql: str) -> str:
+    """Where a query reads from and what it asks: its text from FROM on, cut short."""
+    at = sql.find(" FROM ")
+    return sql[at + 1 if at >= 0 else 0 :][:140]
 
 
 def page(client: Client, url: str) -> None:
@@ -223,15 +245,71 @@ def main() -> int:
     parser.add_argument("--incidents", type=int, default=100_000)
     parser.add_argument("--rows", type=int, default=1_000_000, help="recurrences + analyses")
     parser.add_argument("--small-incidents", type=int, default=1_000)
+    parser.add_argument("--small-rows", type=int, help="default: ten per small incident")
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--with-indexes", action="store_true", help="see SUGGESTED_INDEXES")
     parser.add_argument("--database-name", default="bench_reports", help="on PostgreSQL")
+    parser.add_argument("--keep", action="store_true", help="keep the databases, reuse them")
     args = parser.parse_args()
+    small_rows = args.small_rows or args.small_incidents * 10
+    if args.keep:
+        small = kept_size(args, args.small_incidents, small_rows, args.seed)
+        large = kept_size(args, args.incidents, args.rows, args.seed + 1)
+    else:
+        small, large = fresh_sizes(args, small_rows)
+    print_sizes(small, large, args.repeat)
+    return 0
 
+
+def start(args) -> Client:
+    """Seed the catalog (and the suggested indexes) in an empty database; a signed-in lead."""
     from django.core.management import call_command
 
     from accounts.roles import LEAD, user_set_role
+
+    call_command("seed_catalog", stdout=io.StringIO())
+    if args.with_indexes:
+        with connection.cursor() as cursor:
+            for statement in SUGGESTED_INDEXES:
+                cursor.execute(statement)
+    lead = get_user_model().objects.create_user("bench-lead")
+    user_set_role(user=lead, role=LEAD)
+    return lead_client()
+
+
+def lead_client() -> Client:
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="bench-lead"))
+    return client
+
+
+def kept_size(args, incidents: int, rows: int, seed: int) -> Size:
+    """One size in its own kept database: generated unless it holds data, then measured."""
+    from incidents.models import Recurrence
+
+    name = f"{args.database_name}_{incidents}"
+    if connection.vendor == "sqlite":
+        name = str(Path(os.environ["VAR_DIR"]) / f"{name}.sqlite3")
+    original = connection.settings_dict["NAME"]
+    settings.DATABASES["default"]["TEST"]["NAME"] = name
+    connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False, keepdb=True)
+    print(f"database: {connection.vendor} {name} (kept)", flush=True)
+    try:
+        if Recurrence.objects.exists():
+            client = lead_client()
+        else:
+            client = start(args)
+            print(f"{incidents:,} incidents, ~{rows:,} rows", flush=True)
+            print(f"  generated in {grow(incidents, rows, seed):.1f} s", flush=True)
+        return size_now(client, args.repeat)
+    finally:
+        connection.close()
+        connection.settings_dict["NAME"] = original
+
+
+def fresh_sizes(args, small_rows: int) -> tuple[Size, Size]:
+    """Both sizes in one throwaway database: the small one, then grown to the large one."""
 
     settings.DATABASES["default"].setdefault("TEST", {})
     if connection.vendor != "sqlite":
@@ -240,17 +318,7 @@ def main() -> int:
     extra = " + suggested indexes" if args.with_indexes else ""
     print(f"database: {connection.vendor} {name}{extra}", flush=True)
     try:
-        call_command("seed_catalog", stdout=io.StringIO())
-        if args.with_indexes:
-            with connection.cursor() as cursor:
-                for statement in SUGGESTED_INDEXES:
-                    cursor.execute(statement)
-        lead = get_user_model().objects.create_user("bench-lead")
-        user_set_role(user=lead, role=LEAD)
-        client = Client()
-        client.force_login(lead)
-
-        small_rows = args.small_incidents * 10
+        client = start(args)
         print(f"small: {args.small_incidents:,} incidents, ~{small_rows:,} rows", flush=True)
         seconds = grow(args.small_incidents, small_rows, args.seed)
         print(f"  generated in {seconds:.1f} s", flush=True)
@@ -264,7 +332,10 @@ def main() -> int:
         large = size_now(client, args.repeat)
     finally:
         connection.creation.destroy_test_db(name, verbosity=0)
+    return small, large
 
+
+def print_sizes(small: Size, large: Size, repeat: int) -> None:
     def label(size: Size) -> str:
         return f"{size.incidents:,} inc / {size.recurrences + size.analyses:,} rows"
 
@@ -286,7 +357,7 @@ def main() -> int:
         )
     print(
         f"\nlarge: {large.recurrences:,} recurrences + {large.analyses:,} analyses, "
-        f"{WEEKS} weeks; medians of {args.repeat} requests after a warm-up"
+        f"{WEEKS} weeks; medians of {repeat} requests after a warm-up"
     )
     print("* the ranking query alone, as every matrix request ran it before the rollups")
     for title, size in (("small", small), ("large", large)):
@@ -295,7 +366,10 @@ def main() -> int:
             f"{size.matrix_before.milliseconds:.1f} ms for the old query alone "
             f"({size.matrix_before.milliseconds / size.matrix.milliseconds:.1f}x)"
         )
-    return 0
+    for title, size in (("small", small), ("large", large)):
+        print(f"{title}: the build's slowest queries")
+        for milliseconds, sql in size.build_queries:
+            print(f"  {milliseconds:7.1f} ms  {sql}")
 
 
 if __name__ == "__main__":

@@ -88,6 +88,8 @@ class Analysis(models.Model):
         Incident, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     key_template = models.TextField(blank=True)
+    # The stored report found a warning flood (its "floods" are not empty).
+    flooded = models.BooleanField(default=False, editable=False)
     gap = models.ForeignKey(
         KnowledgeGap, on_delete=models.SET_NULL, null=True, blank=True, related_name="analyses"
     )
@@ -117,6 +119,25 @@ class Analysis(models.Model):
             models.Index(fields=["status", "created_at"]),
             # The matrix counts confident analyses per top incident in a window.
             models.Index(fields=["status", "created_at", "confident", "top_incident"]),
+            # The weekly report counts a week's failed jobs that `kb run` and `kb watch` sent.
+            models.Index(
+                fields=["created_at", "stage", "confident"],
+                condition=models.Q(source__in=["kb-run", "kb-watch"]),
+                name="analysis_caught_week",
+            ),
+            # The weekly report reads the warning floods of a week from the few reports that
+            # found one.
+            models.Index(
+                fields=["created_at"],
+                condition=models.Q(flooded=True),
+                name="analysis_flooded_by_week",
+            ),
+            # The weekly report groups a week's unexplained tails by their key line.
+            models.Index(
+                fields=["created_at"],
+                condition=models.Q(status="done", confident=False) & ~models.Q(key_template=""),
+                name="analysis_unexplained_week",
+            ),
         ]
         constraints = [
             models.UniqueConstraint(
@@ -178,6 +199,13 @@ class Feedback(models.Model):
             models.UniqueConstraint(
                 fields=["analysis", "incident", "user"], name="feedback_once_per_user"
             ),
+        ]
+        # The weekly report counts a week's "not it" marks per incident.
+        indexes = [
+            models.Index(
+                fields=["verdict", "created_at", "incident", "analysis"],
+                name="feedback_verdict_week",
+            )
         ]
 
     def __str__(self) -> str:

@@ -146,6 +146,8 @@ class Incident(TranslatedContent):
             models.Index(
                 fields=["stage", "-recurrence_count", "id"], name="incident_stage_recurring"
             ),
+            # The weekly report lists the incidents filed in its week, oldest first.
+            models.Index(fields=["created_at", "id"], name="incident_created"),
         ]
         constraints = [
             models.CheckConstraint(
@@ -243,6 +245,18 @@ class Signature(models.Model):
                 name="signature_unique_catalog_key",
             ),
         ]
+        # The weekly report lists the enabled signatures that fired longest ago (or never)
+        # off this index (on SQLite without NULLS FIRST, which it refuses in an index and
+        # needs not: migration 0021 makes it per database).
+        indexes = [
+            models.Index(
+                models.F("last_hit_at").asc(nulls_first=True),
+                models.F("id"),
+                models.F("created_at"),
+                condition=models.Q(enabled=True),
+                name="signature_stale",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.pattern
@@ -282,8 +296,14 @@ class Recurrence(models.Model):
         ordering = ["-occurred_on", "-id"]
         verbose_name = _("recurrence")
         verbose_name_plural = _("recurrences")
-        # (occurred_on, incident): the matrix and weekly report count a window per incident.
-        indexes = [models.Index(fields=["occurred_on", "incident"])]
+        indexes = [
+            # The matrix and weekly report count a window per incident.
+            models.Index(fields=["occurred_on", "incident"]),
+            # An incident's page lists its recurrences newest first, a page at a time.
+            models.Index(
+                fields=["incident", "-occurred_on", "-id"], name="recurrence_incident_newest"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.incident.slug} @ {self.occurred_on}"

@@ -304,10 +304,12 @@ def analysis_store(
             rows = rows.filter(status=Status.RUNNING, attempts=attempt)
         else:
             rows = rows.filter(status=Status.DONE)
+        stored_report = _report_dict(analysis, report)
         with rollups_analysis_change(analysis.pk):
             stored = rows.update(
                 status=Status.DONE,
-                report=_report_dict(analysis, report),
+                report=stored_report,
+                flooded=bool(stored_report.get("floods")),
                 stage=report.stage or "",
                 confident=report.confident,
                 top_incident=top,

@@ -2,12 +2,13 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.core.paginator import Paginator
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from common.keyset import CursorInvalid, count_up_to, keyset_page, page_links
 from incidents import selectors, services
 from incidents.filters import IncidentFilterSet
 from incidents.forms import IncidentForm, RecurrenceForm
@@ -16,6 +17,8 @@ from incidents.permissions import can_edit_incident, can_manage_signatures, inci
 
 PAGE_SIZE = 25
 RECURRENCES_PAGE_SIZE = 20
+# The list counts its matches up to here, and says "more than" beyond.
+COUNT_CAP = 1000
 
 
 @require_GET
@@ -23,28 +26,27 @@ def incident_list(request):
     filterset = IncidentFilterSet(request.GET, queryset=Incident.objects.for_pages())
     queryset = filterset.qs if filterset.is_valid() else Incident.objects.none()
     queryset = queryset.order_by(*(queryset.query.order_by or ("-updated_at",)), "-id")
-    page = Paginator(queryset, PAGE_SIZE).get_page(request.GET.get("page"))
-    query = request.GET.copy()
-    query.pop("page", None)
-    return render(
-        request,
-        "incidents/incident_list.html",
-        {"filterset": filterset, "page": page, "query": query.urlencode()},
-    )
+    page = _page(request, queryset, PAGE_SIZE)
+    context = {
+        "filterset": filterset,
+        "page": page,
+        "links": page_links(page, request.GET),
+        "count": count_up_to(queryset, COUNT_CAP),
+        "count_cap": COUNT_CAP,
+    }
+    return render(request, "incidents/incident_list.html", context)
 
 
 @require_GET
 def incident_detail(request, slug):
     incident = incident_get_for_user(request.user, slug)
-    recurrences = Paginator(
-        selectors.incident_recurrences(incident=incident), RECURRENCES_PAGE_SIZE
-    )
-    page = recurrences.get_page(request.GET.get("page"))
+    page = _page(request, selectors.incident_recurrences(incident=incident), RECURRENCES_PAGE_SIZE)
     context = {
         "incident": incident,
         "text": incident.text(get_language()),
         "page": page,
-        "recurrences": page.object_list,
+        "links": page_links(page, request.GET),
+        "recurrences": page.rows,
         "history": selectors.incident_history(incident=incident),
         "similar": selectors.incident_similar(text=incident.symptom, exclude_slug=incident.slug),
         "signatures": incident.signatures.all(),
@@ -136,3 +138,12 @@ def _draft_initial(request) -> dict:
     return {
         name: request.GET[name] for name in ("symptom", "stage", "title") if name in request.GET
     }
+
+
+def _page(request, queryset, size: int):
+    """The page of `queryset` the request's cursor names; a cursor of another list or order
+    names no page of this one."""
+    try:
+        return keyset_page(queryset, cursor=request.GET.get("cursor"), size=size)
+    except CursorInvalid as error:
+        raise Http404(_("Not a cursor of this list: follow its next link.")) from error

@@ -268,6 +268,7 @@ class History:
             confident=incident is not None,
             top_incident_id=incident.pk if incident else None,
             key_template="" if failed else template,
+            flooded=bool(flood) and not failed,
             gap=self.gaps[template] if incident is None and not failed else None,
             error="The analysis took too long and was stopped." if failed else "",
             attempts=1,

@@ -60,11 +60,18 @@ def analysis(
         status=status,
         submitted_by=user,
         text="tail",
-        report={"stage": stage, "groups": groups or [], "confident": top is not None},
+        report={
+            "stage": stage,
+            "groups": groups or [],
+            # as the engine's report says which of its groups are floods
+            "floods": [n for n, group in enumerate(groups or []) if group.get("flood")],
+            "confident": top is not None,
+        },
         stage=stage,
         confident=top is not None,
         top_incident=top,
         key_template=template,
+        flooded=any(group.get("flood") for group in groups or []),
         created_at=when,
         finished_at=when + timedelta(seconds=1),
     )

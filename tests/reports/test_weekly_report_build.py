@@ -199,3 +199,19 @@ def test_a_build_is_a_fixed_number_of_queries(week, alice, django_assert_num_que
     # savepoint, insert, release, commit
     with django_assert_num_queries(22):
         report_week_build(week_start=week)
+
+
+def test_a_flood_the_engine_finds_is_marked_and_in_its_weeks_report(alice_client, catalog):
+    from incidents.services import analysis_run
+    from tests.incidents.test_analysis_pages import OOM_TAIL, _submit
+
+    flooding = _submit(alice_client, log="\n".join(["WARNING: Retrying utt1 with beam 40"] * 600))
+    quiet = _submit(alice_client, log=OOM_TAIL)
+    for made in (flooding, quiet):
+        analysis_run(analysis_id=made.pk)
+        made.refresh_from_db()
+
+    assert flooding.flooded and flooding.report["floods"]
+    assert not quiet.flooded and not quiet.report["floods"]
+    floods = report_week_build(week_start=week_current()).data["floods"]
+    assert [(flood["lines"], flood["analyses"]) for flood in floods] == [(600, 1)]

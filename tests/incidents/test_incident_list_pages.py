@@ -1,0 +1,116 @@
+"""The incident list pages by next and previous links, like the API: a deep page costs what the
+first one does, and the count stops at a cap instead of counting every match."""
+
+import html
+import re
+
+import pytest
+from django.urls import reverse
+
+from incidents.models import Incident
+from incidents.views import incidents as views
+from tests.factories import IncidentFactory
+
+pytestmark = pytest.mark.django_db
+
+LIST = reverse("incidents:incident-list")
+
+
+@pytest.fixture
+def small_pages(monkeypatch):
+    """Pages of 2 and a count that stops at 3, so that a handful of incidents spans pages."""
+    monkeypatch.setattr(views, "PAGE_SIZE", 2)
+    monkeypatch.setattr(views, "COUNT_CAP", 3)
+
+
+def _links(body: str) -> dict[str, str]:
+    """The pagination's links by their rel (the first page's link as "first")."""
+    nav = re.search(r'<nav class="pagination".*?</nav>', body, re.S)
+    if not nav:
+        return {}
+    found = {}
+    for href, rest in re.findall(r'<a href="([^"]*)"( rel="\w+")?', nav.group(0)):
+        found[rest.split('"')[1] if rest else "first"] = html.unescape(href)
+    return found
+
+
+def _walk(client, query: dict) -> tuple[list[list[str]], list[dict[str, str]]]:
+    """Every page from the first by its next links: the slugs and the links of each."""
+    pages, links = [], []
+    url = LIST + "?" + "&".join(f"{k}={v}" for k, v in query.items())
+    while url:
+        response = client.get(url)
+        assert response.status_code == 200
+        pages.append([incident.slug for incident in response.context["page"]])
+        links.append(_links(response.content.decode()))
+        url = LIST + links[-1]["next"] if "next" in links[-1] else ""
+    return pages, links
+
+
+def test_next_links_reach_every_incident_once_in_the_lists_order(alice_client, small_pages):
+    for n in range(5):
+        IncidentFactory(slug=f"inc-{n}")
+    newest_first = list(Incident.objects.values_list("slug", flat=True))
+
+    pages, links = _walk(alice_client, {})
+
+    assert pages == [newest_first[0:2], newest_first[2:4], newest_first[4:]]
+    assert "prev" not in links[0] and "first" not in links[0]
+    assert "cursor=" in links[2]["prev"] and links[2]["first"] == "?"
+
+
+def test_previous_links_come_back_through_the_same_pages(alice_client, small_pages):
+    for n in range(5):
+        IncidentFactory(slug=f"inc-{n}")
+    pages, links = _walk(alice_client, {})
+
+    back = alice_client.get(LIST + links[2]["prev"])
+
+    assert [incident.slug for incident in back.context["page"]] == pages[1]
+
+
+def test_the_links_keep_the_search_filters_and_sort_in_chinese(alice_client, small_pages):
+    alice_client.post(reverse("language-set"), {"language": "zh-hans", "next": "/"})
+    for n in range(5):
+        IncidentFactory(slug=f"oom-{n}", title=f"显存不足 {n}", stage="serve")
+    IncidentFactory(slug="other", title="磁盘已满", stage="serve")
+    query = {"q": "显存", "stage": "serve", "sort": "title"}
+
+    pages, links = _walk(alice_client, query)
+
+    assert pages == [["oom-0", "oom-1"], ["oom-2", "oom-3"], ["oom-4"]]
+    for link in (links[0]["next"], links[1]["next"], links[2]["prev"], links[2]["first"]):
+        assert "q=%E6%98%BE%E5%AD%98" in link and "stage=serve" in link and "sort=title" in link
+    assert "下一页" in alice_client.get(LIST, query).content.decode()
+
+
+def test_the_count_is_exact_up_to_the_cap_then_says_more(alice_client, small_pages):
+    for n in range(3):
+        IncidentFactory(slug=f"inc-{n}")
+    assert "3 incidents" in alice_client.get(LIST).content.decode()
+
+    IncidentFactory(slug="inc-3")
+
+    body = alice_client.get(LIST).content.decode()
+    assert "More than 3 incidents" in body and "4 incidents" not in body
+
+
+def test_a_cursor_of_another_sort_is_no_page_of_this_list(alice_client, small_pages):
+    for n in range(3):
+        IncidentFactory(slug=f"inc-{n}")
+    _, links = _walk(alice_client, {})
+
+    sorted_by_title = alice_client.get(LIST + links[0]["next"] + "&sort=title")
+    garbled = alice_client.get(LIST, {"cursor": "not-a-cursor"})
+
+    assert sorted_by_title.status_code == 404 and garbled.status_code == 404
+
+
+def test_a_page_number_from_an_old_link_shows_the_first_page(alice_client, small_pages):
+    for n in range(3):
+        IncidentFactory(slug=f"inc-{n}")
+
+    response = alice_client.get(LIST, {"page": "2"})
+
+    assert response.status_code == 200
+    assert [i.slug for i in response.context["page"]] == ["inc-2", "inc-1"]
