@@ -14,7 +14,7 @@ def mark_the_last_change(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("incidents", "0017_matrix_and_report_rollups"),
+        ("incidents", "0021_signature_stale_index"),
     ]
 
     operations = [
