@@ -91,6 +91,10 @@ RULES: tuple[tuple[str, str, Level], ...] = (
     ("c++ terminate", r"\bterminate called\b|^\s*what\(\):", E),
     ("slurm", r"\*\*\* (?:JOB|STEP) .*\b(?:CANCELLED|FAILED|TIMEOUT)\b", E),
     ("ascend code", r"\bE[A-Z]\d{4}\b", E),
+    ("build step failed", r"\*\*\* CMake (?:build|configuration|install) failed"
+        r"|\bCMake Generate step failed\b|\bdid not run successfully\b"
+        r"|\breturned nonzero exit status\b|\ball warnings being treated as errors\b", E),
+    ("rustc / nvhpc error", r"^\s*error\[E\d{4}\]:|\bnv(?:c|c\+\+|fortran)-(?:Error|Fatal)-", E),
     ("failure phrase", r"\b(?:[Ff]ailed (?:to|with|because)|FAIL(?:ED|URE)?)\b"
         r"|\bundefined reference to\b|\b[1-9]\d* (?:/ \d+ )?(?:jobs? |tasks? )?failed\b"
         r"|\bNo such file or directory\b|\bNot a directory\b"

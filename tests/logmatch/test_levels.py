@@ -105,6 +105,15 @@ SINGLE_LINES = [
     ("-- Configuring done (CMake 3.28)", I),
     ("/usr/bin/ld: main.o: undefined reference to `kaldi::Foo()'", E),
     ("collect2: error: ld returned 1 exit status", E),
+    # build tools that report a failed step without an "error:" field
+    ("  *** CMake build failed", E),
+    ("      *** CMake configuration failed", E),
+    ("CMake Generate step failed.  Build files cannot be regenerated correctly.", E),
+    ("  × Getting requirements to build wheel did not run successfully.", E),
+    ("/usr/bin/nvcc: returned nonzero exit status", E),
+    ("cc1plus: all warnings being treated as errors", E),
+    ("error[E0658]: use of unstable library feature 'once_cell'", E),
+    ("nvc-Error-Unknown switch: -fno-strict-overflow", E),
     # signals and misc
     ("Segmentation fault (core dumped)", E),
     ("Killed", E),
