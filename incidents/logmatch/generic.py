@@ -83,6 +83,7 @@ _CONSEQUENCE = re2.compile(
     r"|\bEncountered error while generating package metadata\b"
     r"|\*\*\* CMake (?:build|configuration|install) failed|\bCMake Generate step failed\b"
     r"|\bConfiguring incomplete, errors occurred\b|\breturned nonzero exit status\b"
+    r"|\bBackend subprocess exited when trying to invoke\b"
     r"|\berror: subprocess-exited-with-error\b|\bEngine background task failed\b"
     r"|\bReceived (?:15|(?:Signals\.)?SIGTERM) death signal\b"
 )

@@ -85,6 +85,7 @@ PROGRAMS = [
     ("ERROR: Failed to build 'cffi' when getting requirements to build wheel", "build"),
     ("      *** scikit-build-core 0.10.7 using CMake 3.31.2 (wheel)", "build"),
     ("error: Microsoft Visual C++ 14.0 or greater is required.", "build"),
+    ("In file included from /users/k/vllm-rocm/hipsrc/attention/attention_dtypes.h:", "build"),
     ("llama_model_load: error loading model: unknown model architecture: 'qwen3'", "serve"),
 ]
 
