@@ -83,7 +83,10 @@ RULES: tuple[tuple[str, str, Level], ...] = (
         r"|\bFloating point exception\b", E),
     ("toolchain fatal", r"(?:^|[\s/])(?:ptxas|nvcc|nvlink|fatbinary|cicc|nvrtc|cc\dplus|cc\d"
         r"|collect\d|ld(?:\.(?:bfd|gold|lld))?|lld)(?:\.exe)?\s+(?:fatal|error)\s*:", E),
-    ("linker", r"(?:^|[\s/])ld(?:\.(?:bfd|gold|lld))?: cannot (?:find|open)\b", E),
+    ("linker", r"(?:^|[\s/])ld(?:\.(?:bfd|gold|lld))?: "
+        r"(?:cannot (?:find|open)|library not found)\b", E),
+    ("msvc error", r"\b(?:fatal )?error (?:C|LNK|MSB|D)\d{4}\s*:", E),
+    ("msvc warning", r"\bwarning (?:C|LNK|MSB|D)\d{4}\s*:", W),
     ("make recipe", r"\brecipe for target\b.*\bfailed\b", E),
     ("failure banner", r"^\s*\*\*\*[^*].*(?i:error|fail|missing|not found|not installed|cannot"
         r"|unable|required|please install).*[^*]\*\*\*\s*$", E),

@@ -114,6 +114,11 @@ SINGLE_LINES = [
     ("cc1plus: all warnings being treated as errors", E),
     ("error[E0658]: use of unstable library feature 'once_cell'", E),
     ("nvc-Error-Unknown switch: -fno-strict-overflow", E),
+    (r"C:\torch\include\torch/all.h(4): fatal error C1189: #error:  C++17 or later", E),
+    ("csrc/flash_api.cpp(212): error C2065: 'x': undeclared identifier", E),
+    ("LINK : fatal error LNK1181: cannot open input file 'cudart.lib'", E),
+    ("ops.cpp(40): warning C4267: 'argument': conversion from 'size_t' to 'int'", W),
+    ("ld: library not found for -lomp", E),
     # signals and misc
     ("Segmentation fault (core dumped)", E),
     ("Killed", E),
