@@ -86,6 +86,7 @@ PROGRAMS = [
     ("      *** scikit-build-core 0.10.7 using CMake 3.31.2 (wheel)", "build"),
     ("error: Microsoft Visual C++ 14.0 or greater is required.", "build"),
     ("In file included from /users/k/vllm-rocm/hipsrc/attention/attention_dtypes.h:", "build"),
+    ("   Compiling tokenizers v0.13.3 (/tmp/pip-install-r6u5q10i/tokenizers)", "build"),
     ("llama_model_load: error loading model: unknown model architecture: 'qwen3'", "serve"),
 ]
 
