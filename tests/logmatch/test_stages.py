@@ -88,6 +88,7 @@ PROGRAMS = [
     ("In file included from /users/k/vllm-rocm/hipsrc/attention/attention_dtypes.h:", "build"),
     ("   Compiling tokenizers v0.13.3 (/tmp/pip-install-r6u5q10i/tokenizers)", "build"),
     ("FAILED: /root/deformconv/build/temp.linux-x86_64-3.9/src/cuda/deform_conv_cuda.o ", "build"),
+    ("error: failed to run custom build command for `candle-kernels v0.5.1`", "build"),
     ("llama_model_load: error loading model: unknown model architecture: 'qwen3'", "serve"),
 ]
 
