@@ -116,7 +116,7 @@ LINE_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"|\bMicrosoft (?:Visual )?C\+\+ (?:Build Tools|[\d.]+ (?:or greater )?is required)"
      r"|\bIn file included from\b|\bhipcc\b|\bcould not compile `|^[ \t]*Compiling [\w-]+ v\d"
      r"|^[ \t]*FAILED: [\w./\\:+-]+\.(?:o|obj)\b|\bfailed to run custom build command for `"
-     r"|\bcargo:rerun-if-changed="),
+     r"|\bcargo:rerun-if-changed=|\bcpp_extension\.py\b"),
     ("data", "program", gettext_noop("data tool"),
      r"\blmplz\b|\bbuild_binary\b|\bsentencepiece\b|\bspm_train\b|\bimg\ddataset\b"
      r"|\bdatasets\.map\b|\bffmpeg\b|\bsox\b"),
