@@ -61,29 +61,3 @@ def test_a_stray_warning_before_a_missing_input_explains_nothing():
         "cp: cannot stat 'exp/tri3/final.mdl': No such file or directory\n"
     )
     assert analyze(tail, index).suggestions[0].slug == "missing-artifact"
-
-
-def test_a_build_frontend_that_says_its_step_failed_only_reports_the_failure():
-    for line in (
-        "  × Getting requirements to build wheel did not run successfully.",
-        "error: metadata-generation-failed",
-        "  ERROR: Failed building editable for vllm",
-        "ERROR: Failed to build 'cffi' when getting requirements to build wheel",
-        "  *** CMake build failed",
-        "-- Configuring incomplete, errors occurred!",
-        "/usr/bin/nvcc: returned nonzero exit status",
-    ):
-        assert is_consequence(line), line
-    assert not is_consequence("src/a.c:9:10: fatal error: portaudio.h: No such file or directory")
-
-
-def test_a_disk_that_filled_up_during_a_wheel_build_ranks_before_the_wheel():
-    index = build_index(*engine_specs())
-    tail = (
-        "      /usr/bin/ld: final link failed: No space left on device\n"
-        "      error: command '/usr/bin/g++' failed with exit code 1\n"
-        "      [end of output]\n"
-        "  ERROR: Failed building wheel for deepspeed\n"
-        "ERROR: Failed to build installable wheels for some pyproject.toml based projects\n"
-    )
-    assert analyze(tail, index).suggestions[0].slug == "disk-full"
