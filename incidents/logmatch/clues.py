@@ -141,7 +141,9 @@ def stage_clues(
 ) -> dict[str, list[Clue]]:
     """When the stage is clear, an error line says something and no incident has confirming
     evidence, the stage's lead incident (e.g. a build that failed) is offered as a lead, on
-    the last telling error line: better than nothing, never confident."""
+    the last telling error line: better than nothing, never confident. A tail whose error
+    lines only report a failed step (`make: *** [all] Error 2` above a setup.py traceback)
+    still failed at that step: the lead goes to the last of those."""
     if not tail.stage_clear or tail.is_description:
         return {}
     confirming = tail.confirming_kinds()
@@ -152,12 +154,10 @@ def stage_clues(
     ]
     if not leads:
         return {}
-    errors = [
-        i
-        for i, level in enumerate(tail.levels)
-        if level is Level.ERROR and not tail.says_nothing(i)
-    ]
-    causes = [i for i in errors if not is_consequence(tail.lines[i])] or errors
+    errors = [i for i, level in enumerate(tail.levels) if level is Level.ERROR]
+    telling = [i for i in errors if not tail.says_nothing(i)]
+    reports = [i for i in errors if is_consequence(tail.lines[i])]
+    causes = [i for i in telling if not is_consequence(tail.lines[i])] or telling or reports
     if not causes:
         return {}
     line = causes[-1]

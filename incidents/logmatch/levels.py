@@ -83,7 +83,10 @@ RULES: tuple[tuple[str, str, Level], ...] = (
         r"|\bFloating point exception\b", E),
     ("toolchain fatal", r"(?:^|[\s/])(?:ptxas|nvcc|nvlink|fatbinary|cicc|nvrtc|cc\dplus|cc\d"
         r"|collect\d|ld(?:\.(?:bfd|gold|lld))?|lld)(?:\.exe)?\s+(?:fatal|error)\s*:", E),
-    ("linker", r"(?:^|[\s/])ld(?:\.(?:bfd|gold|lld))?: cannot (?:find|open)\b", E),
+    ("linker", r"(?:^|[\s/])ld(?:\.(?:bfd|gold|lld))?: "
+        r"(?:cannot (?:find|open)|library not found)\b", E),
+    ("msvc error", r"\b(?:fatal )?error (?:C|LNK|MSB|D)\d{4}\s*:", E),
+    ("msvc warning", r"\bwarning (?:C|LNK|MSB|D)\d{4}\s*:", W),
     ("make recipe", r"\brecipe for target\b.*\bfailed\b", E),
     ("failure banner", r"^\s*\*\*\*[^*].*(?i:error|fail|missing|not found|not installed|cannot"
         r"|unable|required|please install).*[^*]\*\*\*\s*$", E),
@@ -91,6 +94,10 @@ RULES: tuple[tuple[str, str, Level], ...] = (
     ("c++ terminate", r"\bterminate called\b|^\s*what\(\):", E),
     ("slurm", r"\*\*\* (?:JOB|STEP) .*\b(?:CANCELLED|FAILED|TIMEOUT)\b", E),
     ("ascend code", r"\bE[A-Z]\d{4}\b", E),
+    ("build step failed", r"\*\*\* CMake (?:build|configuration|install) failed"
+        r"|\bCMake Generate step failed\b|\bdid not run successfully\b"
+        r"|\breturned nonzero exit status\b|\ball warnings being treated as errors\b", E),
+    ("rustc / nvhpc error", r"^\s*error\[E\d{4}\]:|\bnv(?:c|c\+\+|fortran)-(?:Error|Fatal)-", E),
     ("failure phrase", r"\b(?:[Ff]ailed (?:to|with|because)|FAIL(?:ED|URE)?)\b"
         r"|\bundefined reference to\b|\b[1-9]\d* (?:/ \d+ )?(?:jobs? |tasks? )?failed\b"
         r"|\bNo such file or directory\b|\bNot a directory\b"

@@ -104,9 +104,19 @@ LINE_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"\b[Cc][Mm]ake\b|\bCMakeFiles/[\w.+/-]*\.(?:o|obj|make|cmake|log|txt|internal)\b"
      r"|\bmake(?:\[\d+\])?: |\bninja\b|\./configure\b"
      r"|(?:^|[ \t/])(?:gcc|g\+\+|clang\+?\+?|nvcc|c\+\+|ld|collect\d)(?:[ \t:]|$)"
-     r"|\bsetup\.py (?:build|bdist_wheel|install|develop)\b|\bbdist_wheel\b|\bBuilding wheels?\b"
+     r"|\bsetup\.py (?:build|bdist_wheel|install|develop|egg_info)\b|\bbdist_wheel\b"
+     r"|\bBuilding wheels?\b"
      r"|\bpip install\b|\bptxas\b|\bcc\dplus\b|\brecipe for target\b"
-     r"|\bFailed (?:to )?build(?:ing)? wheel\b|\bconfigure: error\b"),
+     r"|\bFailed (?:to )?build(?:ing)? wheel\b|\bconfigure: error\b"
+     r"|\bpip-build-env-|\bbuild_meta\.py\b|\bget_requires_for_build_\w+|\bbuild_ext\b"
+     r"|\bsubprocess-exited-with-error\b|\bmetadata-generation-failed\b"
+     r"|\bGetting requirements to build\b|\bPreparing metadata \(|\bBuilding editable\b"
+     r"|\bFailed to build (?:installable wheels|'?[\w.\-]+'? when getting requirements)"
+     r"|\bscikit[-_]build|\bcargo (?:build|rustc)\b|\brustc\b"
+     r"|\bMicrosoft (?:Visual )?C\+\+ (?:Build Tools|[\d.]+ (?:or greater )?is required)"
+     r"|\bIn file included from\b|\bhipcc\b|\bcould not compile `|^[ \t]*Compiling [\w-]+ v\d"
+     r"|^[ \t]*FAILED: [\w./\\:+-]+\.(?:o|obj)\b|\bfailed to run custom build command for `"
+     r"|\bcargo:rerun-if-changed=|\bcpp_extension\.py\b"),
     ("data", "program", gettext_noop("data tool"),
      r"\blmplz\b|\bbuild_binary\b|\bsentencepiece\b|\bspm_train\b|\bimg\ddataset\b"
      r"|\bdatasets\.map\b|\bffmpeg\b|\bsox\b"),
@@ -121,9 +131,11 @@ LINE_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"\bProcessGroup[NH]CCL\b|\b[NH]CCL\b|(?i:\ball_?reduce\b|\ballgather\b|\breduce_scatter\b)"
      r"|\[rank\d+\]|\blocal_rank\b|\bworld_size\b"),
     ("serve", "keyword", gettext_noop("serving"),
-     r"(?i)\b(?:requests?|serving|api_server|tokens? per second|tokens/s|kv cache|gpu blocks"
+     r"(?i)\b(?:serving|api_server|tokens? per second|tokens/s|kv cache|gpu blocks"
      r"|max_model_len|max seq len|gpu_memory_utilization|/v\d/|chat/completions|latency"
-     r"|throughput|inference|(?:GET|POST) /[\w./?=&%-]* HTTP/\d(?:\.\d)?)\b"),
+     r"|throughput|inference|(?:GET|POST) /[\w./?=&%-]* HTTP/\d(?:\.\d)?)\b"
+     # "request" as a word, not a module path (urllib/request.py in a download's traceback)
+     r"|\brequests?(?:$|[ \t,:;)'\"!?]|\.(?:$|[ \t]))"),
     ("serve", "keyword", gettext_noop("decoding"),
      r"(?i)\b(?:decod(?:e|ing|able)|lattice|transcrib\w*|recogni[sz]\w*)\b"),
     # Not the bare verb "compile": PyTorch ends every CUDA error with the hint "Compile with

@@ -64,6 +64,19 @@ def test_a_clear_build_that_matches_nothing_gets_the_builds_usual_failure_as_a_l
     assert lead.why.startswith("Nothing else explains this build log")
 
 
+def test_a_build_whose_errors_only_report_a_failed_step_still_gets_the_lead_there():
+    tail = [
+        "[ 67%] Built target compatible_gloo",
+        "make: *** [Makefile:130: all] Error 2",
+        "Traceback (most recent call last):",
+        '  File "/tmp/pip-install-b45r3x6k/horovod/setup.py", line 142, in <module>',
+        "    setup(name='horovod',",
+    ]
+    report = analyze("\n".join(tail), INDEX)
+    (lead,) = report.suggestions
+    assert (lead.slug, lead.confident, lead.evidence[0].line) == ("build-failure", False, 2)
+
+
 def test_no_stage_lead_where_the_stage_rests_on_keywords_or_something_matched():
     assert _slugs("error: compilation failed while linking the decoder") == []
     assert _slugs("\n".join([*BUILD, SLURM[0]]))[0] == "host-oom"

@@ -76,6 +76,19 @@ PROGRAMS = [
     ),
     ('  File "/icefall/egs/librispeech/ASR/zipformer/train.py", line 1318, in run', "train"),
     ("ptxas fatal   : Unresolved extern function '_Z3foov'", "build"),
+    ("  Getting requirements to build wheel ... error", "build"),
+    ("error: metadata-generation-failed", "build"),
+    (
+        '    File "/tmp/pip-build-env-xi8lzs5x/overlay/lib/site-packages/setuptools/build_meta.py"',
+        "build",
+    ),
+    ("ERROR: Failed to build 'cffi' when getting requirements to build wheel", "build"),
+    ("      *** scikit-build-core 0.10.7 using CMake 3.31.2 (wheel)", "build"),
+    ("error: Microsoft Visual C++ 14.0 or greater is required.", "build"),
+    ("In file included from /users/k/vllm-rocm/hipsrc/attention/attention_dtypes.h:", "build"),
+    ("   Compiling tokenizers v0.13.3 (/tmp/pip-install-r6u5q10i/tokenizers)", "build"),
+    ("FAILED: /root/deformconv/build/temp.linux-x86_64-3.9/src/cuda/deform_conv_cuda.o ", "build"),
+    ("error: failed to run custom build command for `candle-kernels v0.5.1`", "build"),
     ("llama_model_load: error loading model: unknown model architecture: 'qwen3'", "serve"),
 ]
 
@@ -120,6 +133,12 @@ def test_stage_from_keywords(lines, stage):
     found, reason = infer_stage(lines)
     assert found == stage
     assert reason.startswith("keyword ")
+
+
+def test_a_module_named_request_in_a_traceback_is_no_serving_request():
+    frame = '  File "/miniconda/envs/a/lib/python3.10/urllib/request.py", line 643, in error'
+    assert infer_stage([frame]) == (None, "")
+    assert infer_stage(["ValueError: bad request.", "retrying request 7"])[0] == "serve"
 
 
 def test_later_evidence_weighs_more_and_programs_beat_keywords():

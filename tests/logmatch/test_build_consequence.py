@@ -1,0 +1,33 @@
+"""Build tails: a line where a build frontend (pip, CMake, make, pypa/build) only says its step
+failed ranks below the line that says why, and a disk that filled up is that, not a build
+failure."""
+
+from incidents.catalog import engine_specs
+from incidents.logmatch import analyze, build_index
+from incidents.logmatch.generic import is_consequence
+
+
+def test_a_build_frontend_that_says_its_step_failed_only_reports_the_failure():
+    for line in (
+        "  × Getting requirements to build wheel did not run successfully.",
+        "error: metadata-generation-failed",
+        "  ERROR: Failed building editable for vllm",
+        "ERROR: Failed to build 'cffi' when getting requirements to build wheel",
+        "  *** CMake build failed",
+        "-- Configuring incomplete, errors occurred!",
+        "/usr/bin/nvcc: returned nonzero exit status",
+    ):
+        assert is_consequence(line), line
+    assert not is_consequence("src/a.c:9:10: fatal error: portaudio.h: No such file or directory")
+
+
+def test_a_disk_that_filled_up_during_a_wheel_build_ranks_before_the_wheel():
+    index = build_index(*engine_specs())
+    tail = (
+        "      /usr/bin/ld: final link failed: No space left on device\n"
+        "      error: command '/usr/bin/g++' failed with exit code 1\n"
+        "      [end of output]\n"
+        "  ERROR: Failed building wheel for deepspeed\n"
+        "ERROR: Failed to build installable wheels for some pyproject.toml based projects\n"
+    )
+    assert analyze(tail, index).suggestions[0].slug == "disk-full"
