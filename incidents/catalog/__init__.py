@@ -92,8 +92,11 @@ def load_catalog(directory: Path = CATALOG_DIR) -> list[CatalogIncident]:
     return entries
 
 
+@cache
 def stage_lead_slugs() -> frozenset[str]:
-    """The shipped incidents that are their stage's usual failure (`stage_lead = true`)."""
+    """The shipped incidents that are their stage's usual failure (`stage_lead = true`),
+    read from the catalog files once per process: a process that follows a change to the
+    book asks again each time."""
     return frozenset(entry.slug for entry in load_catalog() if entry.stage_lead)
 
 
