@@ -37,9 +37,7 @@ def test_a_filed_incident_is_compiled_alone_and_matched_at_once(catalog):
     assert _top(f"step 3\n{QUUX}") == "quux-shard"
 
 
-def test_bringing_an_index_up_to_date_costs_four_queries(
-    catalog, django_assert_max_num_queries
-):
+def test_bringing_an_index_up_to_date_costs_four_queries(catalog, django_assert_max_num_queries):
     knowledge_index()
     IncidentFactory(slug="quux-shard", symptom=QUUX)
 
