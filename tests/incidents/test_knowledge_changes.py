@@ -4,13 +4,12 @@ instead of reading and compiling the whole book again."""
 from __future__ import annotations
 
 import pytest
-from django.contrib import admin
-from django.test import RequestFactory
 
 from incidents import services
 from incidents.knowledge import knowledge_index, knowledge_state_forget
 from incidents.logmatch import analyze
 from incidents.models import Incident, KnowledgeChange, KnowledgeState
+from tests.admin_forms import admin_change
 from tests.factories import IncidentFactory
 
 QUUX = "RuntimeError: the quux lost its shard index"
@@ -147,22 +146,27 @@ def test_many_changes_read_the_whole_book_again_in_the_background(catalog, monke
 def test_an_incident_renamed_in_the_admin_leaves_no_trace_under_its_old_slug(catalog, lena):
     incident = IncidentFactory(slug="quux-shard", symptom=QUUX)
     knowledge_index()
-    site = admin.site._registry[Incident]
-    request = RequestFactory().post("/")
-    request.user = lena
-    incident.slug = "quux-renamed"
 
-    class Form:
-        changed_data = ["slug"]
-        initial = {"slug": "quux-shard"}
-        instance = incident
-
-        def save_m2m(self):
-            pass
-
-    site.save_model(request, incident, Form(), change=True)
-    site.save_related(request, Form(), [], change=True)
+    admin_change(incident, lena, slug="quux-renamed")
     index = knowledge_index()
 
     assert "quux-shard" not in index.incidents
     assert _top(f"step 3\n{QUUX}") == "quux-renamed"
+
+
+def test_a_signature_moved_in_the_admin_leaves_its_old_incident(catalog, lena):
+    first = IncidentFactory(slug="quux-shard", symptom=QUUX)
+    second = IncidentFactory(slug="quux-other", symptom="RuntimeError: the quux ran out of shards")
+    signature = services.signature_create(
+        incident=first,
+        pattern=r"frobnicator \d+ overheated",
+        examples="ERROR frobnicator 3 overheated",
+        author=lena,
+    )
+    assert _top("frobnicator 7 overheated at step 90") == "quux-shard"
+
+    admin_change(signature, lena, incident=second.pk)
+
+    assert _top("frobnicator 7 overheated at step 90") == "quux-other"
+    slugs = {s.slug for s in analyze("frobnicator 7 overheated", knowledge_index()).suggestions}
+    assert "quux-shard" not in slugs

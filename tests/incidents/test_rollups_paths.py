@@ -23,6 +23,7 @@ from incidents.models import (
     WindowTotal,
 )
 from incidents.services.rollups_build import WINDOWS, rollups_window
+from tests.admin_forms import admin_change
 from tests.factories import IncidentFactory
 from tests.incidents.test_rollups import (
     _today,
@@ -68,21 +69,16 @@ def test_the_admin_moves_and_deletes_recurrences_through_the_rollups(alice):
     assert not IncidentDay.objects.exists()
 
 
-def test_the_admin_files_moves_and_deletes_incidents_through_the_rollups(admin_client, alice):
+def test_the_admin_files_moves_and_deletes_incidents_through_the_rollups(admin_user, alice):
     made = IncidentFactory(stage="data", discipline="reconcile")
     services.incident_record_recurrence(incident=made, reported_by=alice)
     rollups_window(weeks=12, today=_today())
-    site = admin.site._registry[Incident]
-    request = RequestFactory().post("/")
-    request.user = alice
-    made.stage = "serve"
-
-    class Form:
-        changed_data = ["stage"]
-
-    site.save_model(request, made, Form(), change=True)
+    admin_change(made, admin_user, stage="serve")
     assert_rollups_equal_live()
     assert WindowTotal.objects.get(incident=made).stage == "serve"
+    site = admin.site._registry[Incident]
+    request = RequestFactory().post("/")
+    request.user = admin_user
     site.delete_queryset(request, Incident.objects.filter(pk=made.pk))
     assert_rollups_equal_live()
     assert not CellDay.objects.exists() and not IncidentCell.objects.exclude(incidents=0).exists()
