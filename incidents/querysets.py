@@ -21,6 +21,20 @@ PHRASE_IN_TITLE_WEIGHT = 6
 TAG_WEIGHT = 2
 TAG_CAP = 3
 TEXT_CAP = 5
+# What a row of the incident list shows, and the keys it may be sorted by.
+ROW_COLUMNS = (
+    "slug",
+    "title",
+    "language",
+    "translations",
+    "stage",
+    "discipline",
+    "severity",
+    "recurrence_count",
+    "occurred_on",
+    "updated_at",
+    "reporter",
+)
 # Matches ranked by relevance; the older ones of a search that finds more follow, newest first.
 RANKED_AT_MOST = 500
 
@@ -57,8 +71,13 @@ def _relevance(terms: list[str]):
 
 class IncidentQuerySet(models.QuerySet):
     def for_pages(self) -> IncidentQuerySet:
-        """What the list rows and the detail page render, without N+1."""
+        """What the detail page and the API render, without N+1."""
         return self.select_related("reporter").prefetch_related("tags")
+
+    def for_rows(self) -> IncidentQuerySet:
+        """What a list row renders and nothing more: the long text columns stay in the
+        database. The row's tags come from `incident_tag_names`."""
+        return self.select_related("reporter").only(*ROW_COLUMNS, "reporter__username")
 
     def search(self, query: str) -> IncidentQuerySet:
         """Incidents whose text contains every term of the query, in any language, the most

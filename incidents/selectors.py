@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404
 from django.utils.translation import get_language
 
 from common.history import HistoryEntry, history_entries
+from common.memo import Memo
 from common.numbers import whole_number
 from common.translation import phrase_text
 from incidents import logmatch
@@ -32,17 +33,41 @@ def incident_similar(
     *, text: str, exclude_slug: str | None = None, limit: int = 5
 ) -> list[tuple[Incident, float]]:
     """Incidents whose knowledge matches `text` best: the engine's ranking, confident or not."""
-    try:
-        report = logmatch.analyze(text, knowledge_index())
-    except logmatch.InputError:
-        return []
     ranked = [
-        (s.slug, s.score)
-        for s in report.suggestions
-        if s.slug != exclude_slug and s.score >= SIMILAR_MIN_SCORE
+        (slug, score)
+        for slug, score in _ranked_similar(text, knowledge_index())
+        if slug != exclude_slug and score >= SIMILAR_MIN_SCORE
     ][:limit]
     found = Incident.objects.in_bulk([slug for slug, _ in ranked], field_name="slug")
     return [(found[slug], score) for slug, score in ranked if slug in found]
+
+
+# The engine's ranking of the texts asked about lately. An incident's page asks again for the
+# same symptom on every view; the answer changes only with the knowledge, and a changed index
+# is a new object: the memo's scope.
+_similar_memo: Memo[list[tuple[str, float]]] = Memo(512)
+
+
+def _ranked_similar(text: str, index: logmatch.KnowledgeIndex) -> list[tuple[str, float]]:
+    def rank() -> list[tuple[str, float]]:
+        try:
+            report = logmatch.analyze(text, index)
+        except logmatch.InputError:
+            return []
+        return [(s.slug, s.score) for s in report.suggestions]
+
+    return _similar_memo.get(text, rank, scope=index)
+
+
+def incident_tag_names(incidents: list[Incident]) -> None:
+    """Give each incident its tag names, sorted, as `tag_names`: one query for a page of rows,
+    with no model instance per tag."""
+    names: dict[int, list[str]] = {incident.pk: [] for incident in incidents}
+    links = Incident.tags.through.objects.filter(incident_id__in=names)
+    for incident_id, name in links.values_list("incident_id", "tag__name").order_by("tag__name"):
+        names[incident_id].append(name)
+    for incident in incidents:
+        incident.tag_names = names[incident.pk]
 
 
 def incident_recurrences(*, incident: Incident) -> QuerySet[Recurrence]:

@@ -184,6 +184,12 @@ class Incident(TranslatedContent):
             translated=translated,
         )
 
+    def title_in(self, language: str) -> str:
+        """The title alone, as `text` gives it: what a list row reads (the other text columns
+        may be deferred)."""
+        other = self.translations.get(language) if language != self.language else None
+        return other.get("title", "") if other else self.title
+
     def build_search_document(self, tag_names: list[str]) -> str:
         parts = [self.slug, *(getattr(self, name) for name in TEXT_FIELDS), *tag_names]
         for text in self.translations.values():

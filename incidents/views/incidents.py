@@ -4,11 +4,13 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from common.keyset import CursorInvalid, count_up_to, keyset_page, page_links
+from common.memo import Memo
 from incidents import selectors, services
 from incidents.filters import IncidentFilterSet
 from incidents.forms import IncidentForm, RecurrenceForm
@@ -23,18 +25,35 @@ COUNT_CAP = 1000
 
 @require_GET
 def incident_list(request):
-    filterset = IncidentFilterSet(request.GET, queryset=Incident.objects.for_pages())
+    filterset = IncidentFilterSet(request.GET, queryset=Incident.objects.for_rows())
     queryset = filterset.qs if filterset.is_valid() else Incident.objects.none()
     queryset = queryset.order_by(*(queryset.query.order_by or ("-updated_at",)), "-id")
     page = _page(request, queryset, PAGE_SIZE)
+    selectors.incident_tag_names(page.rows)
     context = {
         "filterset": filterset,
         "page": page,
         "links": page_links(page, request.GET),
         "count": count_up_to(queryset, COUNT_CAP),
         "count_cap": COUNT_CAP,
+        "filter_fields": _filter_fields(request, filterset),
     }
     return render(request, "incidents/incident_list.html", context)
+
+
+# The filter fields show their values alone, in the page's language: the page renders them
+# once per process for each combination asked (Django's widget templates cost more than the
+# 25 rows).
+_filter_fields_memo: Memo[str] = Memo(256)
+
+
+def _filter_fields(request, filterset) -> str:
+    shown = sorted(name for name in filterset.form.fields if name != "q")
+    values = tuple((name, tuple(request.GET.getlist(name))) for name in shown)
+    return _filter_fields_memo.get(
+        (get_language(), values),
+        lambda: render_to_string("incidents/partials/filter_fields.html", {"form": filterset.form}),
+    )
 
 
 @require_GET

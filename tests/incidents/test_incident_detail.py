@@ -112,3 +112,17 @@ def test_every_shipped_signature_note_has_its_chinese():
         if signature.note and not notes.get(signature.note)
     ]
     assert missing == []
+
+
+def test_similar_incidents_follow_the_knowledge(alice_client, alice, catalog):
+    """The page remembers the engine's ranking of a symptom for the knowledge it ranked
+    with: an incident filed after a first view is offered on the next one."""
+    page = reverse("incidents:incident-detail", args=["host-oom"])
+    symptom = Incident.objects.get(slug="host-oom").symptom
+    before = [incident.slug for incident, _ in alice_client.get(page).context["similar"]]
+    IncidentFactory(slug="host-oom-again", title="Host OOM again", symptom=symptom, reporter=alice)
+
+    after = [incident.slug for incident, _ in alice_client.get(page).context["similar"]]
+
+    assert "host-oom-again" not in before
+    assert "host-oom-again" in after
