@@ -48,5 +48,14 @@ class IncidentFilterSet(django_filters.FilterSet):
         model = Incident
         fields = []
 
+    def filter_queryset(self, queryset):
+        """The other filters first, then the search (it ranks what they leave), then the
+        sort (an explicit one replaces the search's order)."""
+        last = ("q", "sort")
+        asked = self.form.cleaned_data
+        for name in [n for n in asked if n not in last] + [n for n in last if n in asked]:
+            queryset = self.filters[name].filter(queryset, asked[name])
+        return queryset
+
     def filter_q(self, queryset, name, value):
         return queryset.search(value)

@@ -35,7 +35,7 @@ ROW_COLUMNS = (
     "updated_at",
     "reporter",
 )
-# Matches ranked by relevance; the older ones of a search that finds more follow, newest first.
+# A search shows this many of its matches at most, the most recently updated.
 RANKED_AT_MOST = 500
 
 
@@ -80,8 +80,10 @@ class IncidentQuerySet(models.QuerySet):
         return self.select_related("reporter").only(*ROW_COLUMNS, "reporter__username")
 
     def search(self, query: str) -> IncidentQuerySet:
-        """Incidents whose text contains every term of the query, in any language, the most
-        relevant first (an explicit sort given after this one replaces that order).
+        """The RANKED_AT_MOST most recently updated incidents whose text contains every term
+        of the query, in any language, the most relevant first (an explicit sort given after
+        this one replaces that order). Apply it after the other filters: it ranks the matches
+        of the queryset it is given. Reads which incidents match, as one query, when called.
 
         A term of 3 characters or more is found anywhere in the text, through the trigram
         index; a shorter one through the word index (incidents/search_words.py): one or two
@@ -106,14 +108,16 @@ class IncidentQuerySet(models.QuerySet):
         for term, asked in short_terms.items():
             if not asked.complete:  # punctuation, or characters that must be adjacent
                 queryset = queryset.filter(search_document__contains=term)
-        # Scoring reads each match's text: only the most recently updated are scored, so a
-        # term found in a tenth of a million incidents costs what one found in a thousand does.
-        recent = queryset.order_by("-updated_at", "-id").values("pk")[:RANKED_AT_MOST]
+        # A search ranks its most recently updated matches and no more: the page then reads
+        # those rows alone, whether a term is found in a thousand incidents or in a million.
+        # They are read here, once, rather than by each query of the page (rows, count).
+        recent = list(
+            queryset.order_by("-updated_at", "-id").values_list("pk", flat=True)[:RANKED_AT_MOST]
+        )
         return (
-            queryset.alias(search_titles=_titles())
-            .annotate(
-                relevance=Case(When(pk__in=recent, then=_relevance(terms)), default=Value(-1))
-            )
+            self.filter(pk__in=recent)
+            .alias(search_titles=_titles())
+            .annotate(relevance=_relevance(terms))
             .order_by("-relevance", "-updated_at", "-id")
         )
 

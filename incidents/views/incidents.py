@@ -16,6 +16,7 @@ from incidents.filters import IncidentFilterSet
 from incidents.forms import IncidentForm, RecurrenceForm
 from incidents.models import Incident
 from incidents.permissions import can_edit_incident, can_manage_signatures, incident_get_for_user
+from incidents.querysets import RANKED_AT_MOST
 
 PAGE_SIZE = 25
 RECURRENCES_PAGE_SIZE = 20
@@ -30,12 +31,15 @@ def incident_list(request):
     queryset = queryset.order_by(*(queryset.query.order_by or ("-updated_at",)), "-id")
     page = _page(request, queryset, PAGE_SIZE)
     selectors.incident_tag_names(page.rows)
+    count = count_up_to(queryset, COUNT_CAP)
     context = {
         "filterset": filterset,
         "page": page,
         "links": page_links(page, request.GET),
-        "count": count_up_to(queryset, COUNT_CAP),
+        "count": count,
         "count_cap": COUNT_CAP,
+        "search_full": bool(filterset.form.cleaned_data.get("q")) and count >= RANKED_AT_MOST,
+        "ranked_at_most": RANKED_AT_MOST,
         "filter_fields": _filter_fields(request, filterset),
     }
     return render(request, "incidents/incident_list.html", context)

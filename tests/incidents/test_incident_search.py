@@ -4,13 +4,20 @@ import pytest
 from django.urls import reverse
 
 from incidents.models import Incident
+from incidents.views import incidents as views
 from tests.factories import IncidentFactory
 
 pytestmark = pytest.mark.django_db
 
+LIST = reverse("incidents:incident-list")
+
 
 def _slugs(client, query: str) -> list[str]:
-    response = client.get(reverse("incidents:incident-list"), {"q": query})
+    return _slugs_for(client, {"q": query})
+
+
+def _slugs_for(client, query: dict) -> list[str]:
+    response = client.get(LIST, query)
     assert response.status_code == 200
     return [incident.slug for incident in response.context["page"]]
 
@@ -148,17 +155,50 @@ def test_a_short_term_with_punctuation_keeps_it(alice_client):
     assert sorted(_slugs(alice_client, ":")) == []
 
 
-def test_beyond_the_ranked_matches_older_ones_follow_newest_first(alice_client, monkeypatch):
+def test_a_search_ranks_its_most_recent_matches_and_says_it_shows_no_more(
+    alice_client, monkeypatch
+):
     from incidents import querysets
 
-    monkeypatch.setattr(querysets, "RANKED_AT_MOST", 2)
-    IncidentFactory(slug="old-titled", title="Gradient overflow")
+    monkeypatch.setattr(querysets, "RANKED_AT_MOST", 3)
+    monkeypatch.setattr(views, "RANKED_AT_MOST", 3)
+    IncidentFactory(slug="oldest-titled", title="Gradient overflow")
     IncidentFactory(slug="old-mentioned", symptom="gradient overflow")
     IncidentFactory(slug="new-mentioned", symptom="gradient overflow")
     IncidentFactory(slug="new-titled", title="Gradient overflow")
-    assert _slugs(alice_client, "gradient overflow") == [
+
+    response = alice_client.get(LIST, {"q": "gradient overflow"})
+
+    assert [i.slug for i in response.context["page"]] == [
         "new-titled",
         "new-mentioned",
         "old-mentioned",
-        "old-titled",
     ]
+    assert "3 most recently updated matches" in response.content.decode()
+    assert "most recently updated" not in alice_client.get(LIST, {"q": "titled"}).content.decode()
+
+
+def test_the_other_filters_choose_what_the_search_ranks(alice_client, monkeypatch):
+    from incidents import querysets
+
+    monkeypatch.setattr(querysets, "RANKED_AT_MOST", 2)
+    for n in range(2):
+        IncidentFactory(slug=f"train-{n}", stage="train", symptom="NCCL timeout")
+    for n in range(3):
+        IncidentFactory(slug=f"serve-{n}", stage="serve", symptom="NCCL timeout")
+
+    for query in ({"q": "nccl", "stage": "train"}, {"stage": "train", "q": "nccl"}):
+        assert sorted(_slugs_for(alice_client, query)) == ["train-0", "train-1"]
+    oldest_first = {"q": "nccl", "stage": "serve", "sort": "updated"}
+    assert _slugs_for(alice_client, oldest_first) == ["serve-1", "serve-2"]
+
+
+def test_a_full_search_says_so_in_chinese(alice_client, monkeypatch):
+    from incidents import querysets
+
+    monkeypatch.setattr(querysets, "RANKED_AT_MOST", 1)
+    monkeypatch.setattr(views, "RANKED_AT_MOST", 1)
+    IncidentFactory(symptom="显存不足")
+    alice_client.post(reverse("language-set"), {"language": "zh-hans", "next": "/"})
+    body = alice_client.get(LIST, {"q": "显存"}).content.decode()
+    assert "显示最近更新的 1 条匹配" in body
