@@ -274,3 +274,18 @@ def test_a_killed_that_another_line_explains_gets_no_kill_lead(catalog_index):
 
     assert report.suggestions[0].slug == "disk-full"
     assert all("killed without a word" not in s.why for s in report.suggestions)
+
+
+def test_the_kill_lead_looks_past_the_shells_next_prompt(catalog_index):
+    log = "Loading checkpoint shards:  50%|█████     | 1/2\nKilled\n(venv) user@host:~/proj$\n"
+
+    report = analyze(log, catalog_index)
+
+    assert report.suggestions[0].slug == "host-oom"
+    assert report.key_line.number == 2
+
+
+def test_zsh_reports_a_killed_command_in_lower_case(catalog_index):
+    report = analyze("zsh: killed     python train.py --config cfg.yaml\n", catalog_index)
+
+    assert report.suggestions[0].slug == "host-oom"
