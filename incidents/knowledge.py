@@ -21,7 +21,7 @@ from django.db import connection
 from django.db.models import Case, Sum, Value, When
 
 from incidents import logmatch
-from incidents.catalog import incident_description, stage_lead_slugs
+from incidents.catalog import incident_description, kill_lead_slugs, stage_lead_slugs
 from incidents.models import (
     TEXT_FIELDS,
     Feedback,
@@ -136,7 +136,7 @@ def _changed(index: logmatch.KnowledgeIndex, slugs: set[str]) -> logmatch.Knowle
 
 def _incident_specs(incidents) -> list[logmatch.IncidentSpec]:
     rows = incidents.values("slug", "stage", "translations", "tag_list", *TEXT_FIELDS)
-    leads = stage_lead_slugs()
+    leads, kill_leads = stage_lead_slugs(), kill_lead_slugs()
     return [
         logmatch.IncidentSpec(
             slug=row["slug"],
@@ -145,6 +145,7 @@ def _incident_specs(incidents) -> list[logmatch.IncidentSpec]:
             symptom=row["symptom"],
             description=_description(row),
             stage_lead=row["slug"] in leads,
+            kill_lead=row["slug"] in kill_leads,
         )
         for row in rows.iterator(chunk_size=2000)
     ]

@@ -53,6 +53,7 @@ class CatalogIncident:
     texts: dict[str, CatalogText]
     signatures: tuple[CatalogSignature, ...]
     stage_lead: bool = False  # the stage's usual failure, offered when nothing else matches
+    kill_lead: bool = False  # the usual cause of a process killed without a word
 
     def text(self, language: str) -> CatalogText:
         return self.texts.get(language) or self.texts["en"]
@@ -100,6 +101,13 @@ def stage_lead_slugs() -> frozenset[str]:
     return frozenset(entry.slug for entry in load_catalog() if entry.stage_lead)
 
 
+@cache
+def kill_lead_slugs() -> frozenset[str]:
+    """The shipped incidents that usually explain a process killed without a word
+    (`kill_lead = true`), read from the catalog files once per process."""
+    return frozenset(entry.slug for entry in load_catalog() if entry.kill_lead)
+
+
 def tag_names_normalized(names: Iterable[str]) -> list[str]:
     """Tag names trimmed, in lower case, sorted, each once."""
     return sorted({name.strip().lower() for name in names if name.strip()})
@@ -131,7 +139,13 @@ def engine_specs() -> tuple[list[IncidentSpec], list[SignatureSpec]]:
         description = incident_description(asdict(en), tag_list_text(entry.tags), others)
         incidents.append(
             IncidentSpec(
-                entry.slug, en.title, entry.stage, en.symptom, description, entry.stage_lead
+                entry.slug,
+                en.title,
+                entry.stage,
+                en.symptom,
+                description,
+                entry.stage_lead,
+                entry.kill_lead,
             )
         )
         signatures += [
@@ -148,6 +162,7 @@ def _incident(raw: dict) -> CatalogIncident:
         severity=raw.get("severity", "medium"),
         tags=tuple(raw.get("tags", ())),
         stage_lead=bool(raw.get("stage_lead", False)),
+        kill_lead=bool(raw.get("kill_lead", False)),
         texts={lang: _text(raw[lang]) for lang in LANGUAGES if lang in raw},
         signatures=tuple(
             CatalogSignature(

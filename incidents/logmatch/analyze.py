@@ -14,6 +14,7 @@ from .benign import benign_lines
 from .clues import (
     Clue,
     feedback_clues,
+    kill_clues,
     signature_clues,
     similarity_clues,
     stage_clues,
@@ -128,6 +129,7 @@ def analyze(
             feedback_clues(tail, feedback),
         )
         clues = _merge(clues, stage_clues(tail, clues, index.incidents))
+        clues = _merge(clues, kill_clues(tail, clues, index.incidents))
         suggestions = rank(tail, clues, index.incidents, feedback, limits.top)
 
     key = _key_line(tail, suggestions)

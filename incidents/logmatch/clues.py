@@ -4,6 +4,7 @@ the same lines, or the tail's clear stage."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +31,17 @@ FEEDBACK_CLUE_WEIGHT = 0.6
 # A stage's lead incident, offered when nothing else confirms anything, weighs as much as
 # fairly close text: above the noise, well below a signature.
 STAGE_LEAD_STRENGTH = 0.35
+# A process the shell reports as `Killed` with no word of its own got SIGKILL, which the
+# kernel's OOM killer sends far more often than anyone else: offered as a lead, as strong as
+# a stage lead, when nothing else confirms anything.
+# Stronger than text that only resembles some other line: the kill is what ended the run.
+KILL_LEAD_STRENGTH = 0.5
+KILL_LEAD_REASON = gettext_noop(
+    "the process was killed without a word at %(where)s, as the kernel's OOM killer does"
+)
+_DECORATION = "*`'\" \t>"
+# The shell's prompt, pasted after the output: `$`, `user@host:~/run$`, `(venv) … #`.
+_PROMPT = re.compile(r"^\s*(\(\S+\)\s*)?(\S+@\S+:\S*\s*)?[$#%>]\s*$")
 STAGE_LEAD_REASONS = {
     "build": gettext_noop("nothing else explains this build log, which fails at %(where)s"),
     "data": gettext_noop("nothing else explains this data preparation, which fails at %(where)s"),
@@ -44,7 +56,7 @@ class Clue:
 
     line: int  # 0-based index into Tail.lines
     text: str
-    kind: str  # signature | symptom | similar | trend | feedback | stage
+    kind: str  # signature | symptom | similar | trend | feedback | stage | kill
     signature: str | None
     level: Level
     strength: float
@@ -171,6 +183,42 @@ def stage_clues(
         generic=False,
         source="stage",
         seen=tail.stage or "",
+    )
+    return {slug: [clue] for slug in leads}
+
+
+def kill_clues(
+    tail: Tail, clues: Mapping[str, Sequence[Clue]], incidents: Mapping[str, IncidentSpec]
+) -> dict[str, list[Clue]]:
+    """When the tail ends in a bare `Killed` (the shell's report of a SIGKILL, as pasted: in
+    bold or backticks too, before the shell's next prompt) and no incident has confirming
+    evidence, the incidents that usually explain such a kill (`kill_lead`) are offered as a
+    lead on that line."""
+    if tail.is_description:
+        return {}
+    confirming = tail.confirming_kinds()
+    if any(clue.kind in confirming for found in clues.values() for clue in found):
+        return {}
+    leads = [spec.slug for spec in incidents.values() if spec.kill_lead]
+    last = next(
+        (
+            i
+            for i in range(len(tail.lines) - 1, -1, -1)
+            if tail.lines[i].strip() and not _PROMPT.match(tail.lines[i])
+        ),
+        None,
+    )
+    if not leads or last is None or tail.lines[last].strip(_DECORATION) != "Killed":
+        return {}
+    clue = Clue(
+        line=last,
+        text=tail.lines[last],
+        kind="kill",
+        signature=None,
+        level=tail.levels[last],
+        strength=KILL_LEAD_STRENGTH,
+        generic=False,
+        source="kill",
     )
     return {slug: [clue] for slug in leads}
 

@@ -44,6 +44,14 @@ STAGE_AGREES, STAGE_DIFFERS = 1.08, 0.92
 CONSEQUENCE_FACTOR = 0.6
 FEEDBACK_WEIGHT = 0.35
 CORROBORATION = 0.1  # per further independent source of evidence, at most three counted
+# Text that only resembles a line another incident's signature recognises scores at most
+# this share of that incident's score (see `_signature_before_likeness`).
+LIKENESS_BELOW = 0.95
+# Two incidents with the same score from the same line (one error text that two incidents
+# both claim) are told apart by the tail's stage; with no stage, by the stage whose logs
+# name it least: serving engines and build tools print their names on almost every line,
+# so a tail with no stage cue is more likely a training or data script's.
+TIE_ORDER = {"train": 0, "data": 1, "build": 2, "serve": 3}
 
 
 @dataclass(frozen=True)
@@ -56,6 +64,7 @@ class Candidate:
     stage_factor: float
     feedback: float
     consequence: bool = False  # its best clue only reports a failure another line explains
+    stage: str | None = None  # the incident's own stage
 
 
 def rank(
@@ -75,7 +84,14 @@ def rank(
         candidates.append(_score(tail, incident, found, adjustments.get(slug, 0.0)))
     candidates = _cause_before_consequence(tail, candidates)
     candidates = _cause_before_fallout(tail, candidates)
-    candidates.sort(key=lambda candidate: (-candidate.raw, candidate.slug))
+    candidates = _signature_before_likeness(tail, candidates)
+    candidates.sort(
+        key=lambda candidate: (
+            -candidate.raw,
+            TIE_ORDER.get(candidate.stage or "", 4),
+            candidate.slug,
+        )
+    )
     shown = [candidate for candidate in candidates if candidate.score >= MIN_SCORE][:top]
     suggestions = []
     for position, candidate in enumerate(shown):
@@ -85,7 +101,7 @@ def rank(
                 slug=candidate.slug,
                 title=incidents[candidate.slug].title,
                 score=round(candidate.score, 3),
-                confident=_confident(tail, candidate),
+                confident=_confident(tail, candidate) and not _tied(candidate, runner_up),
                 evidence=_evidence(candidate.clues),
                 why=explain(tail, candidate, runner_up),
             )
@@ -113,6 +129,7 @@ def _score(tail: Tail, incident: IncidentSpec, found: Sequence[Clue], adjust: fl
         clues=ordered,
         stage_factor=stage_factor,
         feedback=adjust,
+        stage=incident.stage,
     )
 
 
@@ -167,6 +184,38 @@ def _cause_before_fallout(tail: Tail, candidates: list[Candidate]) -> list[Candi
     ]
 
 
+def _signature_before_likeness(tail: Tail, candidates: list[Candidate]) -> list[Candidate]:
+    """A candidate whose best clue is only text resembling a line (similar text, a trend, a
+    stage lead) ranks below an incident whose signature recognises that very line: the line
+    says what it is (`Too many open files. … set_sharing_strategy('file_system')` is a
+    file-descriptor limit, however much it reads like a shared-memory message). Its score is
+    held just under that incident's; below it, nothing changes."""
+    confirming = tail.confirming_kinds()
+    recognised: dict[int, float] = {}
+    owner: dict[int, set[str]] = defaultdict(set)
+    for candidate in candidates:
+        for clue in candidate.clues:
+            if clue.kind in ("signature", "symptom") and not clue.generic:
+                owner[clue.line].add(candidate.slug)
+                recognised[clue.line] = min(recognised.get(clue.line, 2.0), candidate.raw)
+
+    def held(candidate: Candidate) -> Candidate:
+        best = candidate.clues[0]
+        if best.kind in confirming or not owner.get(best.line, set()) - {candidate.slug}:
+            return candidate
+        ceiling = recognised[best.line] * LIKENESS_BELOW
+        if candidate.raw <= ceiling:
+            return candidate
+        return replace(
+            candidate,
+            raw=ceiling,
+            score=_clip(ceiling),
+            confirmed=min(candidate.confirmed, ceiling),
+        )
+
+    return [held(candidate) for candidate in candidates]
+
+
 def _demoted(candidate: Candidate) -> Candidate:
     return replace(
         candidate,
@@ -215,6 +264,14 @@ def _confident(tail: Tail, candidate: Candidate) -> bool:
     if tail.stage_clear and candidate.stage_factor < 1.0:
         threshold = CONFIDENT_ACROSS_STAGES
     return candidate.confirmed >= threshold and candidate.feedback > -0.5
+
+
+def _tied(candidate: Candidate, runner_up: Candidate | None) -> bool:
+    """The runner-up has the same score from the same line: the line alone cannot say which
+    of the two it is, so neither is the answer (the order only follows `TIE_ORDER`)."""
+    if runner_up is None or abs(candidate.raw - runner_up.raw) > 1e-9:
+        return False
+    return candidate.clues[0].line == runner_up.clues[0].line
 
 
 def _evidence(clues: Sequence[Clue]) -> tuple[Evidence, ...]:

@@ -65,6 +65,7 @@ class IncidentSpec:
     symptom: str  # verbatim log line(s); each line also acts as a signature, masked
     description: str = ""  # free text (root cause, remedy, tags, other language) for similarity
     stage_lead: bool = False  # offered as a lead when a tail clearly of its stage matches nothing
+    kill_lead: bool = False  # offered as a lead when a tail ends in a bare `Killed`, nothing else
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ class Evidence:
     line: int
     text: str
     signature: str | None = None  # SignatureSpec.key, or None for symptom/similarity evidence
-    kind: str = "signature"  # signature | symptom | similar | trend | feedback
+    kind: str = "signature"  # signature | symptom | similar | trend | feedback | stage | kill
 
 
 @dataclass(frozen=True)

@@ -213,3 +213,79 @@ def test_every_suggestion_explains_itself(small_index):
     first, second = report.suggestions[:2]
     assert all(s.why.endswith(".") for s in report.suggestions)
     assert second.slug in first.why
+
+
+def test_a_line_a_signature_recognises_is_not_won_by_text_that_resembles_it():
+    """`beta` only resembles the line (its description repeats its words); `alpha`'s
+    signature recognises it: the signature ranks first."""
+    incidents = [
+        IncidentSpec("alpha", "alpha", None, "", description="descriptor limit"),
+        IncidentSpec(
+            "beta",
+            "beta",
+            None,
+            "",
+            description="workers communication no longer possible sharing strategy shared "
+            "memory increase the limit workers communication sharing strategy",
+        ),
+    ]
+    index = build_index(incidents, [SignatureSpec("a", "alpha", r"Too many open files")])
+    log = (
+        "RuntimeError: Too many open files. Communication with the workers is no longer "
+        "possible. Please increase the limit or change the sharing strategy"
+    )
+
+    report = analyze(log, index)
+
+    assert report.suggestions[0].slug == "alpha"
+    assert report.suggestions[0].confident
+
+
+def test_two_incidents_claiming_one_line_equally_are_not_an_answer():
+    """The same error text is a signature of two incidents and no stage tells them apart:
+    the training incident is shown first (serving logs name their engine), neither as the
+    answer."""
+    index = _index(
+        ("served-fault", r"an illegal memory access was encountered", "serve"),
+        ("trained-fault", r"an illegal memory access was encountered", "train"),
+    )
+    log = "RuntimeError: CUDA error: an illegal memory access was encountered"
+
+    report = analyze(log, index)
+
+    assert [s.slug for s in report.suggestions] == ["trained-fault", "served-fault"]
+    assert not report.suggestions[0].confident
+
+
+def test_a_bare_killed_at_the_end_is_a_lead_for_the_oom_killer(catalog_index):
+    log = "iter 144: time:1.722(sec), total-loss 0.5882\nlabels\n[]\n\n**Killed**\n"
+
+    report = analyze(log, catalog_index)
+
+    assert report.suggestions[0].slug == "host-oom"
+    assert not report.suggestions[0].confident
+    assert "killed without a word" in report.suggestions[0].why
+
+
+def test_a_killed_that_another_line_explains_gets_no_kill_lead(catalog_index):
+    log = "OSError: [Errno 28] No space left on device\nKilled\n"
+
+    report = analyze(log, catalog_index)
+
+    assert report.suggestions[0].slug == "disk-full"
+    assert all("killed without a word" not in s.why for s in report.suggestions)
+
+
+def test_the_kill_lead_looks_past_the_shells_next_prompt(catalog_index):
+    log = "Loading checkpoint shards:  50%|█████     | 1/2\nKilled\n(venv) user@host:~/proj$\n"
+
+    report = analyze(log, catalog_index)
+
+    assert report.suggestions[0].slug == "host-oom"
+    assert report.key_line.number == 2
+
+
+def test_zsh_reports_a_killed_command_in_lower_case(catalog_index):
+    report = analyze("zsh: killed     python train.py --config cfg.yaml\n", catalog_index)
+
+    assert report.suggestions[0].slug == "host-oom"
