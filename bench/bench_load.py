@@ -2,7 +2,7 @@
 
 Issue 6. Starts everything itself, on loopback only: a PostgreSQL database of its own
 (`incident_kb_load`, created on --postgres and dropped at the end), a Redis server on a free
-port, `gunicorn config.wsgi -w 4`, and two `celery -A config worker` processes. The database is
+port, `gunicorn -c python:config.gunicorn config.wsgi -w 4`, and two `celery -A config worker` processes. The database is
 migrated and seeded with the catalog and the runbooks, and gets --users engineer accounts.
 
 Each simulated user signs in through the form (with its CSRF token), then for --duration
@@ -202,7 +202,7 @@ def start_processes(
     ]
     web_log = services.start(
         "gunicorn",
-        *(python, "-m", "gunicorn", "config.wsgi", "-w", "4"),
+        *(python, "-m", "gunicorn", "-c", "python:config.gunicorn", "config.wsgi", "-w", "4"),
         *("--bind", f"127.0.0.1:{web_port}", "--log-level", "warning"),
     )
     base = f"http://127.0.0.1:{web_port}"

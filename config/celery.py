@@ -1,6 +1,6 @@
 import os
 
-from celery import Celery, bootsteps
+from celery import Celery, bootsteps, signals
 from kombu.transport import TRANSPORT_ALIASES
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -44,3 +44,19 @@ class Heartbeat(bootsteps.StartStopStep):
 
 
 app.steps["worker"].add(Heartbeat)
+
+
+@signals.worker_init.connect
+def compile_knowledge_ahead(**kwargs):
+    """Before the pool forks its processes: the first analysis waits for no build, and the
+    processes share the compiled knowledge (see config/gunicorn.py for the web)."""
+    import logging
+
+    from django.db import connections
+
+    from incidents.knowledge import knowledge_warm
+
+    try:
+        logging.getLogger(__name__).info(knowledge_warm())
+    finally:
+        connections.close_all()

@@ -77,7 +77,7 @@ def programs(var: Path, env: dict[str, str]) -> dict[str, tuple[str, int, int]]:
     celery = f"{bin_dir}/celery -A config"
     found = {
         "web": (
-            f"{bin_dir}/gunicorn config.wsgi --bind {host}:{port} "
+            f"{bin_dir}/gunicorn -c python:config.gunicorn config.wsgi --bind {host}:{port} "
             f"--workers {env.get('WEB_WORKERS', '2')} --access-logfile - --log-level warning",
             30,
             3,

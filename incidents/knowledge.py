@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import connection
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Case, Sum, Value, When
 
 from incidents import logmatch
@@ -65,6 +65,21 @@ def knowledge_state_forget() -> None:
     """This process changed the knowledge: read the tokens again on the next call."""
     global _checked
     _checked = None
+
+
+def knowledge_warm() -> str:
+    """Compile the knowledge now, and say so: a process about to fork its workers (gunicorn's
+    master, Celery's) calls it, so that no worker's first request or task waits for the
+    build and the workers share the index's memory until they change it. A database that
+    cannot answer yet (not migrated, down) leaves the build to the first request."""
+    started = time.perf_counter()
+    try:
+        with transaction.atomic():
+            index = knowledge_index()
+    except DatabaseError as error:
+        return f"knowledge not compiled ahead: the database cannot answer yet ({error})"
+    seconds = time.perf_counter() - started
+    return f"knowledge compiled ahead: {len(index.incidents)} incidents in {seconds:.1f} s"
 
 
 def knowledge_index() -> logmatch.KnowledgeIndex:

@@ -128,7 +128,7 @@ class WebServer:
         }
         self.process = subprocess.Popen(
             [
-                *(sys.executable, "-m", "gunicorn", "config.wsgi"),
+                *(sys.executable, "-m", "gunicorn", "-c", "python:config.gunicorn", "config.wsgi"),
                 *("--bind", self.url.removeprefix("http://"), "--workers", str(workers)),
                 *("--access-logfile", "-", "--error-logfile", "-"),
             ],
