@@ -3,8 +3,9 @@ fault tests): `gunicorn -c python:config.gunicorn config.wsgi …`.
 
 The master loads the app and compiles the knowledge once, before it forks the workers: no
 worker's first request waits for the build (10 s at 50,000 signatures on 2 cores), and the
-workers share the index's memory until they change it. The master's database connections
-are closed before the fork: each worker opens its own.
+workers share the index's memory until they change it. It also parses the templates and loads
+the URLs and translations (common/warm.py), which a worker's first pages would otherwise pay.
+The master's database connections are closed before the fork: each worker opens its own.
 """
 
 preload_app = True
@@ -13,9 +14,11 @@ preload_app = True
 def when_ready(server) -> None:
     from django.db import connections
 
+    from common.warm import web_warm
     from incidents.knowledge import knowledge_warm
 
     try:
         server.log.info(knowledge_warm())
+        server.log.info(web_warm())
     finally:
         connections.close_all()
