@@ -9,7 +9,15 @@ from incidents.models import Incident
 
 
 class IncidentFilterSet(django_filters.FilterSet):
-    q = django_filters.CharFilter(method="filter_q", label=_("Search"), max_length=200)
+    q = django_filters.CharFilter(
+        method="filter_q",
+        label=_("Search"),
+        max_length=200,
+        help_text=_(
+            "Incidents whose text holds every term, in any language: the 500 most recently "
+            "updated of them, the most relevant first."
+        ),
+    )
     stage = django_filters.ChoiceFilter(choices=Stage.choices, label=_("Stage"))
     discipline = django_filters.ChoiceFilter(choices=Discipline.choices, label=_("Discipline"))
     severity = django_filters.ChoiceFilter(choices=Severity.choices, label=_("Severity"))
