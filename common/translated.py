@@ -37,10 +37,14 @@ class TranslatedContent(models.Model):
     def text_in(self, language: str) -> tuple[dict[str, Any], str, bool]:
         """The text columns in `language` when a translation exists, else as written: the
         columns, the language they are in, and whether they are a translation."""
-        other = self.translations.get(language) if language != self.language else None
+        other = self.translation_in(language)
         if other:
             return other, language, True
         return {name: getattr(self, name) for name in self.TEXT_FIELDS}, self.language, False
+
+    def translation_in(self, language: str) -> dict[str, Any] | None:
+        """The text columns shipped in `language`, when it is not the one they are written in."""
+        return self.translations.get(language) if language != self.language else None
 
     def mark_edited(self, *, text_changed: bool) -> None:
         """A person changed this: reseeding must leave it alone, and translations of text

@@ -187,7 +187,7 @@ class Incident(TranslatedContent):
     def title_in(self, language: str) -> str:
         """The title alone, as `text` gives it: what a list row reads (the other text columns
         may be deferred)."""
-        other = self.translations.get(language) if language != self.language else None
+        other = self.translation_in(language)
         return other.get("title", "") if other else self.title
 
     def build_search_document(self, tag_names: list[str]) -> str:
