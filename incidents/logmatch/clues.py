@@ -156,10 +156,7 @@ def stage_clues(
     the last telling error line: better than nothing, never confident. A tail whose error
     lines only report a failed step (`make: *** [all] Error 2` above a setup.py traceback)
     still failed at that step: the lead goes to the last of those."""
-    if not tail.stage_clear or tail.is_description:
-        return {}
-    confirming = tail.confirming_kinds()
-    if any(clue.kind in confirming for found in clues.values() for clue in found):
+    if not tail.stage_clear or tail.is_description or _confirmed(tail, clues):
         return {}
     leads = [
         spec.slug for spec in incidents.values() if spec.stage_lead and spec.stage == tail.stage
@@ -172,19 +169,7 @@ def stage_clues(
     causes = [i for i in telling if not is_consequence(tail.lines[i])] or telling or reports
     if not causes:
         return {}
-    line = causes[-1]
-    clue = Clue(
-        line=line,
-        text=tail.lines[line],
-        kind="stage",
-        signature=None,
-        level=tail.levels[line],
-        strength=STAGE_LEAD_STRENGTH,
-        generic=False,
-        source="stage",
-        seen=tail.stage or "",
-    )
-    return {slug: [clue] for slug in leads}
+    return _leads(tail, causes[-1], leads, kind="stage", seen=tail.stage or "")
 
 
 def kill_clues(
@@ -194,10 +179,7 @@ def kill_clues(
     bold or backticks too, before the shell's next prompt) and no incident has confirming
     evidence, the incidents that usually explain such a kill (`kill_lead`) are offered as a
     lead on that line."""
-    if tail.is_description:
-        return {}
-    confirming = tail.confirming_kinds()
-    if any(clue.kind in confirming for found in clues.values() for clue in found):
+    if tail.is_description or _confirmed(tail, clues):
         return {}
     leads = [spec.slug for spec in incidents.values() if spec.kill_lead]
     last = next(
@@ -210,17 +192,34 @@ def kill_clues(
     )
     if not leads or last is None or tail.lines[last].strip(_DECORATION) != "Killed":
         return {}
+    return _leads(tail, last, leads, kind="kill")
+
+
+_LEAD_STRENGTH = {"stage": STAGE_LEAD_STRENGTH, "kill": KILL_LEAD_STRENGTH}
+
+
+def _confirmed(tail: Tail, clues: Mapping[str, Sequence[Clue]]) -> bool:
+    """Whether some incident already has evidence that confirms it: then no lead is offered."""
+    confirming = tail.confirming_kinds()
+    return any(clue.kind in confirming for found in clues.values() for clue in found)
+
+
+def _leads(
+    tail: Tail, line: int, slugs: Sequence[str], *, kind: str, seen: str = ""
+) -> dict[str, list[Clue]]:
+    """The lead incidents of `kind`, each offered on `line`."""
     clue = Clue(
-        line=last,
-        text=tail.lines[last],
-        kind="kill",
+        line=line,
+        text=tail.lines[line],
+        kind=kind,
         signature=None,
-        level=tail.levels[last],
-        strength=KILL_LEAD_STRENGTH,
+        level=tail.levels[line],
+        strength=_LEAD_STRENGTH[kind],
         generic=False,
-        source="kill",
+        source=kind,
+        seen=seen,
     )
-    return {slug: [clue] for slug in leads}
+    return {slug: [clue] for slug in slugs}
 
 
 def _similar_clue(
