@@ -24,7 +24,7 @@ class Memo(Generic[V]):
     def get(self, key: Hashable, compute: Callable[[], V], *, scope: object = None) -> V:
         """The answer for `key`, computed (outside the lock) when it is not held."""
         with self._lock:
-            if scope is not None and (self._scope is None or self._scope() is not scope):
+            if not self._in_scope(scope):
                 self._answers.clear()
                 self._scope = weakref.ref(scope)
             if key in self._answers:
@@ -32,13 +32,13 @@ class Memo(Generic[V]):
                 return self._answers[key]
         answer = compute()
         with self._lock:
-            if scope is not None and (self._scope is None or self._scope() is not scope):
+            if not self._in_scope(scope):
                 return answer  # the scope changed meanwhile: this answer is already old
             self._answers[key] = answer
             if len(self._answers) > self.size:
                 self._answers.popitem(last=False)
         return answer
 
-    def clear(self) -> None:
-        with self._lock:
-            self._answers.clear()
+    def _in_scope(self, scope: object) -> bool:
+        """Whether the answers held were computed for `scope` (always, when none is given)."""
+        return scope is None or (self._scope is not None and self._scope() is scope)

@@ -24,22 +24,24 @@ def incident_title(incident):
     return incident.title_in(get_language())
 
 
+def _label(choices, code: str) -> str:
+    """A code as its label in the page's language; unknown codes as they are."""
+    return choices(code).label if code in choices.values else code
+
+
 @register.filter
 def stage_label(stage: str) -> str:
-    """A stage code ("train") as the label in the page's language; unknown codes as they are."""
-    return Stage(stage).label if stage in Stage.values else stage
+    return _label(Stage, stage)
 
 
 @register.filter
 def discipline_label(discipline: str) -> str:
-    """A discipline code as its label in the page's language; unknown codes as they are."""
-    return Discipline(discipline).label if discipline in Discipline.values else discipline
+    return _label(Discipline, discipline)
 
 
 @register.filter
 def severity_label(severity: str) -> str:
-    """A severity code as its label in the page's language; unknown codes as they are."""
-    return Severity(severity).label if severity in Severity.values else severity
+    return _label(Severity, severity)
 
 
 @register.filter
