@@ -49,14 +49,10 @@ app.steps["worker"].add(Heartbeat)
 @signals.worker_init.connect
 def compile_knowledge_ahead(**kwargs):
     """Before the pool forks its processes: the first analysis waits for no build, and the
-    processes share the compiled knowledge (see config/gunicorn.py for the web)."""
+    processes share the compiled knowledge (see config/forking.py)."""
     import logging
 
-    from django.db import connections
+    from config.forking import prepare_to_fork
 
-    from incidents.knowledge import knowledge_warm
-
-    try:
-        logging.getLogger(__name__).info(knowledge_warm())
-    finally:
-        connections.close_all()
+    for done in prepare_to_fork(web=False):
+        logging.getLogger(__name__).info(done)

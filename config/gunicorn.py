@@ -12,13 +12,7 @@ preload_app = True
 
 
 def when_ready(server) -> None:
-    from django.db import connections
+    from config.forking import prepare_to_fork
 
-    from common.warm import web_warm
-    from incidents.knowledge import knowledge_warm
-
-    try:
-        server.log.info(knowledge_warm())
-        server.log.info(web_warm())
-    finally:
-        connections.close_all()
+    for done in prepare_to_fork(web=True):
+        server.log.info(done)
