@@ -20,6 +20,8 @@ from incidents.models.rollup import (
     CellDay,
     IncidentCell,
     IncidentDay,
+    TagCell,
+    TagCellDay,
     WindowState,
     WindowTotal,
 )
@@ -43,6 +45,8 @@ __all__ = [
     "Recurrence",
     "Signature",
     "Tag",
+    "TagCell",
+    "TagCellDay",
     "Webhook",
     "WindowState",
     "WindowTotal",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from incidents.models.incident import Incident
+from incidents.models.incident import Incident, Tag
 
 
 class IncidentDay(models.Model):
@@ -82,6 +82,44 @@ class IncidentCell(models.Model):
 
     def __str__(self) -> str:
         return f"{self.stage}/{self.discipline}: {self.incidents}"
+
+
+class TagCellDay(models.Model):
+    """How often the incidents of one tag happened per stage × discipline × day: the heat map
+    of the matrix filtered by a tag reads at most 16 rows a day."""
+
+    tag = models.ForeignKey(Tag, on_delete=models.CASCADE, related_name="+", db_index=False)
+    stage = models.CharField(max_length=10)
+    discipline = models.CharField(max_length=20)
+    day = models.DateField()
+    happened = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tag", "day", "stage", "discipline"], name="tag_cell_day_once"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tag_id}: {self.stage}/{self.discipline} @ {self.day}"
+
+
+class TagCell(models.Model):
+    """How many incidents of one tag each stage × discipline cell holds."""
+
+    tag = models.ForeignKey(Tag, on_delete=models.CASCADE, related_name="+", db_index=False)
+    stage = models.CharField(max_length=10)
+    discipline = models.CharField(max_length=20)
+    incidents = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tag", "stage", "discipline"], name="tag_cell_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tag_id}: {self.stage}/{self.discipline}: {self.incidents}"
 
 
 class WindowState(models.Model):

@@ -35,6 +35,8 @@ from incidents.models import (
     IncidentCell,
     IncidentDay,
     Recurrence,
+    TagCell,
+    TagCellDay,
     WindowState,
     WindowTotal,
 )
@@ -64,6 +66,10 @@ def _table(model) -> str:
 
 def _shared(sql: str) -> str:
     return sql + " FOR SHARE" if connections[_db()].vendor == "postgresql" else sql
+
+
+def _exclusive(sql: str) -> str:
+    return sql + " FOR UPDATE" if connections[_db()].vendor == "postgresql" else sql
 
 
 def _as_date(value: Any) -> Any:
@@ -116,6 +122,13 @@ def rollups_add(changes: Iterable[Happened], *, recount: bool = False) -> None:
             cells[stage, discipline, day][0] += r
             cells[stage, discipline, day][1] += a
         _cell_days(cursor, [(*key, r, a, 0) for key, (r, a) in sorted(cells.items())])
+        tags = _tags_of(cursor, ids)
+        tag_days: dict[tuple[int, str, str, date], int] = defaultdict(int)
+        for (incident_id, day), (r, a) in counts.items():
+            stage, discipline, _ = incidents[incident_id]
+            for tag in tags.get(incident_id, ()):
+                tag_days[tag, stage, discipline, day] += r + a
+        _tag_cell_days(cursor, [(*key, n) for key, n in sorted(tag_days.items()) if n])
         cursor.execute(
             _shared(f"SELECT weeks, as_of FROM {_table(WindowState)} ORDER BY weeks"),
         )
@@ -308,6 +321,108 @@ def _cell_days(cursor, rows: list[tuple[str, str, date, int, int, int]]) -> None
     )
 
 
+def _tags_of(cursor, incident_ids: Iterable[int]) -> dict[int, list[int]]:
+    """The tags of these incidents, by incident."""
+    ids = list(incident_ids)
+    if not ids:
+        return {}
+    cursor.execute(
+        f"SELECT incident_id, tag_id FROM {_table(Incident.tags.through)} "
+        f"WHERE incident_id IN ({', '.join(['%s'] * len(ids))}) ORDER BY tag_id",
+        ids,
+    )
+    tags: dict[int, list[int]] = defaultdict(list)
+    for incident_id, tag_id in cursor.fetchall():
+        tags[incident_id].append(tag_id)
+    return tags
+
+
+def _tag_cell_days(cursor, rows: list[tuple[int, str, str, date, int]]) -> None:
+    """Add to the tags' cell-days (tag, stage, discipline, day, n); a row that comes to
+    nothing goes."""
+    cursor.executemany(
+        _upsert_sql(TagCellDay, ("tag_id", "day", "stage", "discipline"), ("happened",)),
+        [(tag, day, stage, discipline, n) for tag, stage, discipline, day, n in rows],
+    )
+    cursor.executemany(
+        f"DELETE FROM {_table(TagCellDay)} WHERE tag_id = %s AND day = %s AND stage = %s "
+        "AND discipline = %s AND happened = 0",
+        [(tag, day, stage, discipline) for tag, stage, discipline, day, n in rows if n < 0],
+    )
+
+
+def _tag_cells(cursor, rows: list[tuple[int, str, str, int]]) -> None:
+    """Add to how many incidents the tags' cells hold (tag, stage, discipline, n)."""
+    cursor.executemany(
+        _upsert_sql(TagCell, ("tag_id", "stage", "discipline"), ("incidents",)), rows
+    )
+    cursor.executemany(
+        f"DELETE FROM {_table(TagCell)} WHERE tag_id = %s AND stage = %s AND discipline = %s "
+        "AND incidents = 0",
+        [row[:3] for row in rows if row[3] < 0],
+    )
+
+
+def _tagged(cursor, incident: Incident, tags: Iterable[int], sign: int) -> None:
+    """What an incident adds to its tags' cells (times `sign`), in its stored stage and
+    discipline."""
+    tags = list(tags)
+    if not tags:
+        return
+    cursor.execute(
+        f"SELECT day, recurrences + analyses FROM {_table(IncidentDay)} WHERE incident_id = %s",
+        [incident.pk],
+    )
+    days = [(_as_date(day), n) for day, n in cursor.fetchall()]
+    cell = (incident.stage, incident.discipline)
+    _tag_cells(cursor, [(tag, *cell, sign) for tag in tags])
+    _tag_cell_days(cursor, [(tag, *cell, day, sign * n) for tag in tags for day, n in days])
+
+
+def rollups_tags_changing(sender, instance, action, reverse, pk_set, **kwargs) -> None:
+    """m2m_changed of Incident.tags, either side: tags added count the incident's history in
+    their cells; tags about to be removed or cleared take it back (those it really has)."""
+    if action not in ("post_add", "pre_remove", "pre_clear") or (
+        action != "pre_clear" and not pk_set
+    ):
+        return
+    through = Incident.tags.through.objects
+    if reverse:
+        links = through.filter(tag_id=instance.pk)
+        pairs = [(pk, instance.pk) for pk in pk_set or ()]
+    else:
+        links = through.filter(incident_id=instance.pk)
+        pairs = [(instance.pk, pk) for pk in pk_set or ()]
+    if action != "post_add":
+        if action == "pre_remove":
+            links = links.filter(
+                **({"incident_id__in": pk_set} if reverse else {"tag_id__in": pk_set})
+            )
+        pairs = list(links.values_list("incident_id", "tag_id"))
+    rollups_tagged(pairs, sign=1 if action == "post_add" else -1)
+
+
+def rollups_tagged(pairs: Iterable[tuple[int, int]], *, sign: int) -> None:
+    """(incident, tag) links made (1) or about to go (-1): the tags' cells follow. The
+    incidents are held exclusively, so no count is added to them meanwhile."""
+    tags: dict[int, list[int]] = defaultdict(list)
+    for incident_id, tag_id in pairs:
+        tags[incident_id].append(tag_id)
+    if not tags:
+        return
+    ids = sorted(tags)
+    with transaction.atomic(using=_db()), connections[_db()].cursor() as cursor:
+        cursor.execute(
+            _exclusive(
+                f"SELECT id, stage, discipline FROM {_table(Incident)} "
+                f"WHERE id IN ({', '.join(['%s'] * len(ids))}) ORDER BY id"
+            ),
+            ids,
+        )
+        for pk, stage, discipline in cursor.fetchall():
+            _tagged(cursor, Incident(pk=pk, stage=stage, discipline=discipline), tags[pk], sign)
+
+
 def rollups_incident_filed(incident: Incident) -> None:
     with transaction.atomic(using=_db()), connections[_db()].cursor() as cursor:
         _cell_add(cursor, incident.stage, incident.discipline, 1)
@@ -334,6 +449,9 @@ def rollups_incident_moved(incident: Incident, *, stage: str, discipline: str) -
             cursor,
             [(incident.stage, incident.discipline, *day) for day in _days_of(cursor, incident, 1)],
         )
+        tags = _tags_of(cursor, [incident.pk]).get(incident.pk, [])
+        _tagged(cursor, Incident(pk=incident.pk, stage=stage, discipline=discipline), tags, -1)
+        _tagged(cursor, incident, tags, 1)
         cursor.execute(
             f"UPDATE {_table(WindowTotal)} SET stage = %s WHERE incident_id = %s",
             [incident.stage, incident.pk],
@@ -357,4 +475,5 @@ def rollups_incident_removed(incident: Incident) -> None:
             cursor,
             [(stored.stage, stored.discipline, *day) for day in _days_of(cursor, stored, -1)],
         )
+        _tagged(cursor, stored, _tags_of(cursor, [stored.pk]).get(stored.pk, []), -1)
         _forget_empty_cells(cursor)

@@ -81,13 +81,26 @@ def _window_roll(weeks: int, as_of: date | None, today: date) -> None:
 
 
 SOURCES = ("Incident", "Recurrence", "Analysis", "Feedback")
-ROLLUPS = ("IncidentDay", "CellDay", "AnalysisDay", "IncidentCell", "WindowState", "WindowTotal")
+ROLLUPS = (
+    "IncidentDay",
+    "CellDay",
+    "AnalysisDay",
+    "IncidentCell",
+    "WindowState",
+    "WindowTotal",
+    "TagCellDay",
+    "TagCell",
+)
 
 
 def rollups_rebuild(*, apps=global_apps, using: str | None = None, today: date | None = None):
     """Recompute every rollup from the recurrences, analyses, feedback and incidents. Writers
     wait meanwhile (PostgreSQL: the rollup tables are locked). `apps` is a migration's."""
-    models = {name: apps.get_model("incidents", name) for name in (*SOURCES, *ROLLUPS)}
+    models = {name: apps.get_model("incidents", name) for name in SOURCES}
+    # A migration older than some rollup counts those that exist at its point.
+    rollups = [name for name in ROLLUPS if _has_model(apps, name)]
+    models |= {name: apps.get_model("incidents", name) for name in rollups}
+    models["IncidentTags"] = models["Incident"]._meta.get_field("tags").remote_field.through
     using = using or router.db_for_write(models["IncidentDay"])
     connection = connections[using]
     table = {
@@ -97,12 +110,22 @@ def rollups_rebuild(*, apps=global_apps, using: str | None = None, today: date |
     sources = _counted_sources(models, using)
     with transaction.atomic(using=using), connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            names = ", ".join(table[name] for name in ROLLUPS)
+            names = ", ".join(table[name] for name in rollups)
             cursor.execute(f"LOCK TABLE {names} IN EXCLUSIVE MODE")
-        for name in ROLLUPS:
+        for name in rollups:
             cursor.execute(f"DELETE FROM {table[name]}")
         _count_days(cursor, table, sources)
         _count_windows(cursor, table, today)
+        if "TagCell" in rollups:
+            _count_tags(cursor, table)
+
+
+def _has_model(apps, name: str) -> bool:
+    try:
+        apps.get_model("incidents", name)
+    except LookupError:
+        return False
+    return True
 
 
 def _counted_sources(models: dict, using: str) -> dict[str, tuple[str, tuple]]:
@@ -203,3 +226,34 @@ def _count_windows(cursor, table: dict[str, str], today: date) -> None:
             [weeks, today],
         )
         cursor.execute(fill, [weeks, today - timedelta(weeks=weeks), today])
+
+
+def rollups_count_tags(*, apps, using: str) -> None:
+    """Count the tags' cells of an existing history (the migration that created them)."""
+    names = ("Incident", "IncidentDay", "TagCellDay", "TagCell")
+    models = {name: apps.get_model("incidents", name) for name in names}
+    models["IncidentTags"] = models["Incident"]._meta.get_field("tags").remote_field.through
+    connection = connections[using]
+    table = {
+        name: connection.ops.quote_name(model._meta.db_table) for name, model in models.items()
+    }
+    with transaction.atomic(using=using), connection.cursor() as cursor:
+        _count_tags(cursor, table)
+
+
+def _count_tags(cursor, table: dict[str, str]) -> None:
+    """Each tag's cells: how often its incidents happened per day, and how many it holds."""
+    cursor.execute(
+        f"INSERT INTO {table['TagCellDay']} (tag_id, stage, discipline, day, happened) "
+        "SELECT t.tag_id, i.stage, i.discipline, d.day, SUM(d.recurrences + d.analyses) "
+        f"FROM {table['IncidentDay']} d JOIN {table['Incident']} i ON i.id = d.incident_id "
+        f"JOIN {table['IncidentTags']} t ON t.incident_id = d.incident_id "
+        "GROUP BY t.tag_id, i.stage, i.discipline, d.day "
+        "HAVING SUM(d.recurrences + d.analyses) <> 0"
+    )
+    cursor.execute(
+        f"INSERT INTO {table['TagCell']} (tag_id, stage, discipline, incidents) "
+        "SELECT t.tag_id, i.stage, i.discipline, COUNT(*) "
+        f"FROM {table['IncidentTags']} t JOIN {table['Incident']} i ON i.id = t.incident_id "
+        "GROUP BY t.tag_id, i.stage, i.discipline"
+    )

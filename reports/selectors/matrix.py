@@ -28,6 +28,9 @@ from incidents.models import (
     Incident,
     IncidentCell,
     IncidentDay,
+    Tag,
+    TagCell,
+    TagCellDay,
     WindowTotal,
 )
 from incidents.services.rollups_build import rollups_window
@@ -165,6 +168,31 @@ WHERE day >= %s AND day <= %s GROUP BY stage, discipline
 UNION ALL
 SELECT NULL, stage, discipline, 0, 0, incidents FROM {incident_cell}
 """
+# The tagged path (a tag, no team filter, a window counted ahead): the same, for the tag's
+# incidents only (the planner knows how common the tag is: a rare one is read from its own
+# links, a common one filters the window's ranking index), and the heat map from the tag's
+# cell rollups. Its cost depends on the tag's share of the book, not on the book's size.
+TAGGED_TOP_SQL = """
+SELECT * FROM (
+    SELECT t.incident_id, t.stage, '', t.recurrence_count, t.happened, 1 FROM {window_total} t
+    JOIN {incident_tags} g ON g.incident_id = t.incident_id AND g.tag_id = %s
+    WHERE t.weeks = %s AND t.stage = %s
+    ORDER BY t.happened DESC, t.recurrence_count DESC, t.incident_id LIMIT %s
+) AS top_{n}
+UNION ALL
+SELECT * FROM (
+    SELECT i.id, i.stage, '', i.recurrence_count, 0, 1 FROM {incident} i
+    JOIN {incident_tags} g ON g.incident_id = i.id AND g.tag_id = %s
+    WHERE i.stage = %s
+    ORDER BY i.recurrence_count DESC, i.id LIMIT %s
+) AS fill_{n}
+"""
+TAGGED_CELLS_SQL = """
+SELECT NULL, stage, discipline, 0, SUM(happened), 0 FROM {tag_cell_day}
+WHERE tag_id = %s AND day >= %s AND day <= %s GROUP BY stage, discipline
+UNION ALL
+SELECT NULL, stage, discipline, 0, 0, incidents FROM {tag_cell} WHERE tag_id = %s
+"""
 
 
 @dataclass(frozen=True)
@@ -207,6 +235,9 @@ def _tables(connection) -> dict[str, str]:
             ("cell_day", CellDay),
             ("incident_cell", IncidentCell),
             ("window_total", WindowTotal),
+            ("incident_tags", Incident.tags.through),
+            ("tag_cell_day", TagCellDay),
+            ("tag_cell", TagCell),
         )
     }
 
@@ -236,6 +267,20 @@ def _window_sql(params: MatrixParams, tables: dict[str, str]) -> tuple[str, list
         for value in (params.weeks, stage, params.per_stage, stage, 2 * params.per_stage)
     ]
     return f"{top} UNION ALL {WINDOW_CELLS_SQL.format(**tables)}", [*top_params, start, end]
+
+
+def _tagged_sql(params: MatrixParams, tables: dict[str, str]) -> tuple[str, list[Any]]:
+    start, end = params.window()
+    name = params.tag.strip().lower()
+    tag = Tag.objects.filter(name=name).values_list("pk", flat=True).first() or 0
+    top = "UNION ALL".join(TAGGED_TOP_SQL.format(n=n, **tables) for n in range(len(Stage.values)))
+    top_params = [
+        value
+        for stage in Stage.values
+        for value in (tag, params.weeks, stage, params.per_stage, tag, stage, 2 * params.per_stage)
+    ]
+    cells = TAGGED_CELLS_SQL.format(**tables)
+    return f"{top} UNION ALL {cells}", [*top_params, tag, start, end, tag]
 
 
 def _counted(params: MatrixParams) -> bool:
@@ -272,15 +317,19 @@ def _cell_url(params: MatrixParams, stage: str, discipline: str) -> str:
 
 def matrix_get(*, params: MatrixParams, language: str) -> Matrix:
     """The matrix in `language`: two queries (the ranking with the heat map, the texts), and
-    on the fast path one more to see that the window is counted up to today."""
+    on the rollups' paths one more to see that the window is counted up to today (and one to
+    know a tag)."""
     start, end = params.window()
     connection = connections[Incident.objects.db]
     tables = _tables(connection)
     counted = _counted(params)
-    fast = counted and not (params.tag or params.reporters)
-    sql, sql_params = (
-        _window_sql(params, tables) if fast else _narrow_sql(params, tables, counted=counted)
-    )
+    fast = counted and not params.reporters
+    if fast and params.tag:
+        sql, sql_params = _tagged_sql(params, tables)
+    elif fast:
+        sql, sql_params = _window_sql(params, tables)
+    else:
+        sql, sql_params = _narrow_sql(params, tables, counted=counted)
     with connection.cursor() as cursor:
         cursor.execute(sql, sql_params)
         rows = [_Row(row[0], row[1], row[2], *(int(value) for value in row[3:])) for row in cursor]

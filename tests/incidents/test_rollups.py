@@ -24,6 +24,9 @@ from incidents.models import (
     IncidentCell,
     IncidentDay,
     Recurrence,
+    Tag,
+    TagCell,
+    TagCellDay,
     WindowState,
     WindowTotal,
 )
@@ -39,6 +42,7 @@ from reports.selectors import MatrixParams, matrix_get
 from tests.factories import IncidentFactory
 
 pytestmark = pytest.mark.django_db
+TAGS = ("kaldi", "nccl", "gpu")
 
 
 def _today() -> date:
@@ -81,6 +85,38 @@ def live_cells() -> tuple[Counter, Counter]:
     for _, stage, discipline, created in rows:
         cells[stage, discipline, local_day(created), "f"] += 1
     return cells, Counter(where.values())
+
+
+def live_tag_cells() -> tuple[Counter, Counter]:
+    where = dict(
+        ((pk, (s, d)) for pk, s, d in Incident.objects.values_list("pk", "stage", "discipline"))
+    )
+    links = list(Incident.tags.through.objects.values_list("incident_id", "tag_id"))
+    days: Counter = Counter()
+    for (incident_id, day, _), n in live_days().items():
+        for tagged, tag in links:
+            if tagged == incident_id:
+                days[(tag, *where[incident_id], day)] += n
+    return +days, +Counter((tag, *where[incident_id]) for incident_id, tag in links)
+
+
+def stored_tag_cells() -> tuple[Counter, Counter]:
+    days: Counter = Counter()
+    for tag, stage, discipline, day, n in TagCellDay.objects.values_list(
+        "tag_id", "stage", "discipline", "day", "happened"
+    ):
+        assert n, "a tag's cell-day where nothing happened"
+        days[tag, stage, discipline, day] += n
+    cells = Counter(
+        {
+            (tag, s, d): n
+            for tag, s, d, n in TagCell.objects.values_list(
+                "tag_id", "stage", "discipline", "incidents"
+            )
+        }
+    )
+    assert all(cells.values()), "a tag's cell with no incident"
+    return days, cells
 
 
 def live_trend() -> Counter:
@@ -140,6 +176,7 @@ def assert_rollups_equal_live() -> None:
     assert stored_days() == +live_days()
     assert stored_cells() == tuple(+counter for counter in live_cells())
     assert stored_trend() == +live_trend()
+    assert stored_tag_cells() == live_tag_cells()
     incidents = {
         pk: (s, c) for pk, s, c in Incident.objects.values_list("pk", "stage", "recurrence_count")
     }
@@ -151,12 +188,11 @@ def assert_rollups_equal_live() -> None:
         assert all(incidents[pk] == (stage, count) for pk, _, stage, count in rows)
 
 
-def live_matrix(weeks: int, per_stage: int) -> tuple[dict, dict]:
+def live_matrix(weeks: int, per_stage: int, tag: str = "") -> tuple[dict, dict]:
     """What the matrix showed before rollups: each stage's ranking and the heat map."""
     totals = live_window(weeks, _today())
-    rows = list(
-        Incident.objects.values_list("pk", "slug", "stage", "discipline", "recurrence_count")
-    )
+    incidents = Incident.objects.filter(tags__name=tag) if tag else Incident.objects.all()
+    rows = list(incidents.values_list("pk", "slug", "stage", "discipline", "recurrence_count"))
     ranking = {
         stage: [
             (slug, totals.get(pk, 0))
@@ -174,8 +210,9 @@ def live_matrix(weeks: int, per_stage: int) -> tuple[dict, dict]:
     return ranking, +heat
 
 
-def shown_matrix(weeks: int, per_stage: int) -> tuple[dict, dict]:
-    matrix = matrix_get(params=MatrixParams(weeks=weeks, per_stage=per_stage), language="en")
+def shown_matrix(weeks: int, per_stage: int, tag: str = "") -> tuple[dict, dict]:
+    params = MatrixParams(weeks=weeks, per_stage=per_stage, tag=tag)
+    matrix = matrix_get(params=params, language="en")
     ranking = {row.stage: [(e.slug, e.happened) for e in row.entries] for row in matrix.rows}
     heat: Counter = Counter()
     for row in matrix.heat:
@@ -233,11 +270,34 @@ class World:
     def day(self) -> date:
         return self.today - timedelta(days=self.data.draw(st.integers(-3, 400)))
 
+    def tags(self) -> list[str]:
+        return self.data.draw(st.lists(st.sampled_from(TAGS), unique=True, max_size=3))
+
     def file(self):
         IncidentFactory(
             stage=self.data.draw(st.sampled_from(Stage.values)),
             discipline=self.data.draw(st.sampled_from(Discipline.values)),
+            tags=self.tags(),
         )
+
+    def retag(self):
+        if incident := self.pick(Incident.objects.all()):
+            services.incident_update(incident=incident, data={}, tags=self.tags(), actor=None)
+
+    def tag_from_the_tag(self):
+        """The other side of the relation, as the admin's or a shell's tag.incidents does."""
+        tag, _ = Tag.objects.get_or_create(name=self.data.draw(st.sampled_from(TAGS)))
+        incidents = list(Incident.objects.order_by("pk").values_list("pk", flat=True))
+        chosen = (
+            self.data.draw(st.lists(st.sampled_from(incidents), max_size=3)) if incidents else []
+        )
+        how = self.data.draw(st.sampled_from(["add", "remove", "clear", "delete"]))
+        if how == "clear":
+            tag.incidents.clear()
+        elif how == "delete":
+            tag.delete()
+        else:
+            getattr(tag.incidents, how)(*chosen)
 
     def recur(self):
         if incident := self.pick(Incident.objects.all()):
@@ -330,7 +390,9 @@ class World:
             services.incident_delete(incident=incident)
 
 
-WRITES = [name for name in vars(World) if not name.startswith("_") and name not in ("pick", "day")]
+WRITES = [
+    name for name in vars(World) if not name.startswith("_") and name not in ("pick", "day", "tags")
+]
 
 
 @settings(
@@ -358,8 +420,10 @@ def test_any_sequence_of_writes_keeps_the_rollups_equal_to_the_rows(data, alice,
         assert_rollups_equal_live()
         for weeks, per_stage in ((4, 2), (12, 8), (52, 3)):
             assert shown_matrix(weeks, per_stage) == live_matrix(weeks, per_stage)
-        maintained = (stored_days(), stored_cells(), stored_trend())
+            for tag in TAGS:
+                assert shown_matrix(weeks, per_stage, tag) == live_matrix(weeks, per_stage, tag)
+        maintained = (stored_days(), stored_cells(), stored_trend(), stored_tag_cells())
         rollups_rebuild(today=today)
-        assert (stored_days(), stored_cells(), stored_trend()) == maintained
+        assert (stored_days(), stored_cells(), stored_trend(), stored_tag_cells()) == maintained
         assert_rollups_equal_live()
         transaction.set_rollback(True)

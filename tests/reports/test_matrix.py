@@ -242,9 +242,9 @@ def test_the_page_is_a_fixed_number_of_queries(alice_client, alice, django_asser
         recurrence(made, today)
         analysis(when=local(today, 9), top=made)
     alice_client.get(MATRIX)  # the first request of the day counts the window up to today
-    # session, user, is the window counted up to today, the ranking (with the heat map), the
-    # shown incidents' texts, lead check
-    with django_assert_num_queries(6):
+    # session, user, is the window counted up to today, the tag, the ranking (with the heat
+    # map), the shown incidents' texts, lead check
+    with django_assert_num_queries(7):
         response = alice_client.get(MATRIX, {"tag": "gpu"})
     assert response.status_code == 200
 
