@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import time
+from datetime import datetime
+
 from django.conf import settings
 from django.db import connections, models
 from django.db.models import Case, F, Q, Value, When
@@ -7,6 +10,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, Concat, Least, Length, Lower, Replace
 
+from common.memo import Memo
 from incidents.search_words import WordQuery, word_query
 
 # Trigram indexes cannot see terms shorter than three characters ("显存", "of"): those go to
@@ -37,6 +41,13 @@ ROW_COLUMNS = (
 )
 # A search shows this many of its matches at most, the most recently updated.
 RANKED_AT_MOST = 500
+# PostgreSQL: a search looks for those among this many most recently updated incidents first
+# (at most this many rows read, whether in date order or from the indexes), and among the
+# older ones only when fewer are there: those it reads from the indexes, which is cheap since
+# they are few. No search reads the book from end to end in date order.
+RECENT_WINDOW = 50_000
+EDGE_KEPT_SECONDS = 300
+_edges: Memo[datetime | None] = Memo(size=4)
 
 
 def _occurrences(expression, term: str):
@@ -111,15 +122,52 @@ class IncidentQuerySet(models.QuerySet):
         # A search ranks its most recently updated matches and no more: the page then reads
         # those rows alone, whether a term is found in a thousand incidents or in a million.
         # They are read here, once, rather than by each query of the page (rows, count).
-        recent = list(
-            queryset.order_by("-updated_at", "-id").values_list("pk", flat=True)[:RANKED_AT_MOST]
-        )
+        recent = _most_recent(queryset, RANKED_AT_MOST)
         return (
             self.filter(pk__in=recent)
             .alias(search_titles=_titles())
             .annotate(relevance=_relevance(terms))
             .order_by("-relevance", "-updated_at", "-id")
         )
+
+
+def _most_recent(queryset: IncidentQuerySet, limit: int) -> list[int]:
+    """The pks of the `limit` most recently updated incidents of `queryset`, newest first."""
+    order = ("-updated_at", "-id")
+    edge = _recent_edge(queryset)
+    if edge is None:
+        return list(queryset.order_by(*order).values_list("pk", flat=True)[:limit])
+    recent = list(
+        queryset.filter(updated_at__gte=edge).order_by(*order).values_list("pk", flat=True)[:limit]
+    )
+    if len(recent) == limit:
+        return recent
+    older = queryset.filter(updated_at__lt=edge).order_by().values("id", "updated_at")
+    sql, params = older.query.sql_with_params()
+    # OFFSET 0 keeps the planner from walking the older rows in date order looking for the
+    # few that match (a walk as long as the book): it reads the matches, then sorts them.
+    with connections[queryset.db].cursor() as cursor:
+        cursor.execute(
+            f"SELECT id FROM ({sql} OFFSET 0) AS older ORDER BY updated_at DESC, id DESC LIMIT %s",
+            [*params, limit - len(recent)],
+        )
+        return recent + [row[0] for row in cursor.fetchall()]
+
+
+def _recent_edge(queryset: IncidentQuerySet) -> datetime | None:
+    """PostgreSQL: when the RECENT_WINDOW-th most recently updated incident was updated, as
+    this process read it in the last few minutes (any time splits the matches rightly into
+    recent and older ones; this one keeps the recent part about RECENT_WINDOW rows). None on
+    SQLite, and while the book holds fewer."""
+    if connections[queryset.db].vendor != "postgresql":
+        return None
+
+    def read() -> datetime | None:
+        rows = queryset.model._base_manager.using(queryset.db).order_by("-updated_at", "-id")
+        edge = list(rows.values_list("updated_at", flat=True)[RECENT_WINDOW - 1 : RECENT_WINDOW])
+        return edge[0] if edge else None
+
+    return _edges.get((queryset.db, int(time.monotonic() // EDGE_KEPT_SECONDS)), read)
 
 
 def _fts_quoted(text: str) -> str:

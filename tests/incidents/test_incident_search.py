@@ -202,3 +202,31 @@ def test_a_full_search_says_so_in_chinese(alice_client, monkeypatch):
     alice_client.post(reverse("language-set"), {"language": "zh-hans", "next": "/"})
     body = alice_client.get(LIST, {"q": "显存"}).content.decode()
     assert "显示最近更新的 1 条匹配" in body
+
+
+@pytest.mark.parametrize("at_most, expected", [(1, ["m6"]), (3, ["m6", "m2", "m1"])])
+def test_a_search_finds_its_most_recent_matches_among_the_older_ones_too(
+    alice_client, monkeypatch, at_most, expected
+):
+    """PostgreSQL looks among the most recently updated incidents first, then among the older
+    ones: together, the same matches as one look at all of them."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from common.memo import Memo
+    from incidents import querysets
+
+    monkeypatch.setattr(querysets, "RANKED_AT_MOST", at_most)
+    monkeypatch.setattr(querysets, "RECENT_WINDOW", 3)
+    monkeypatch.setattr(querysets, "_edges", Memo(size=4))
+    start = timezone.now() - timedelta(days=1)
+    for n in range(8):
+        matches = n in (0, 1, 2, 6)
+        made = IncidentFactory(
+            slug=f"{'m' if matches else 'x'}{n}",
+            symptom="gradient overflow" if matches else f"step {n} took long",
+        )
+        Incident.objects.filter(pk=made.pk).update(updated_at=start + timedelta(minutes=n))
+
+    assert _slugs(alice_client, "gradient overflow") == expected
