@@ -167,7 +167,8 @@ def _recent_edge(queryset: IncidentQuerySet) -> datetime | None:
         edge = list(rows.values_list("updated_at", flat=True)[RECENT_WINDOW - 1 : RECENT_WINDOW])
         return edge[0] if edge else None
 
-    return _edges.get((queryset.db, int(time.monotonic() // EDGE_KEPT_SECONDS)), read)
+    database = connections[queryset.db].settings_dict["NAME"]
+    return _edges.get((database, int(time.monotonic() // EDGE_KEPT_SECONDS)), read)
 
 
 def _fts_quoted(text: str) -> str:
