@@ -70,8 +70,8 @@ ALLOWED_OVERLAPS: dict[tuple[str, str], set[str]] = {
     ("disk-full", "enospc-text"): {"shm-too-small"},
     ("disk-full", "errno-28"): {"shm-too-small"},
     # Triton quotes the error its Python backend raised while loading: a library attribute
-    # gone after an upgrade is both a load failure and version skew; the tail's lines decide.
-    ("version-mismatch", "module-attribute-missing"): {"triton-model-load-failed"},
+    # gone after an upgrade is both a load failure and API drift; the tail's lines decide.
+    ("python-api-drift", "module-attribute-missing"): {"triton-model-load-failed"},
 }
 
 BENIGN_MAX_RATIO = 0.01
