@@ -108,6 +108,10 @@ class SignatureSet:
         return self._live is None or self._live.get(slug) == part
 
     @property
+    def part_count(self) -> int:
+        return len(self._parts)
+
+    @property
     def set_count(self) -> int:
         """How many literal sets and filters the matchers run over a line."""
         return sum(part.matcher.filter_count for part in self._parts if part.matcher)
@@ -134,7 +138,23 @@ class SignatureSet:
             live.pop(slug, None)
         for slug in slugs:
             live[slug] = len(self._parts)
-        return SignatureSet((*self._parts, *new._parts), {**self.rejected, **new.rejected}, live)
+        parts = [*self._parts, *new._parts]
+        # The changes' parts are merged as they pile up (the last two, once the newer holds
+        # at least half as many signatures), so a line meets a few matchers, not one per
+        # change; the whole book's part is left alone, and compiled again after enough changes.
+        while len(parts) > 2 and 2 * len(parts[-1].signatures) >= len(parts[-2].signatures):
+            older = len(parts) - 2
+            kept = tuple(
+                signature
+                for number, part in enumerate(parts[older:], start=older)
+                for signature in part.signatures
+                if signature is not None and live.get(signature.slug) == number
+            )
+            for slug, number in live.items():
+                if number > older:
+                    live[slug] = older
+            parts[older:] = [_Part(kept, _compile_sets([s.pattern for s in kept]))]
+        return SignatureSet(parts, {**self.rejected, **new.rejected}, live)
 
     def scan(self, lines: Sequence[str]) -> list[Hit]:
         """Which signatures match which lines; each distinct line is matched once.

@@ -134,18 +134,29 @@ class SimilarityIndex:
         self._live = dict(zip(self.slugs, range(len(self.slugs)), strict=True))
         self.changes = 0  # incidents changed since the whole book was read
 
+    @property
+    def part_count(self) -> int:
+        return len(self._parts)
+
     def changed(
         self, incidents: Sequence[IncidentSpec], removed: Iterable[str] = ()
     ) -> SimilarityIndex:
         """This index with `incidents` filed or replaced and the `removed` slugs gone."""
         new = copy.copy(self)
-        new._parts = (*self._parts, new._part(incidents, first=len(self.slugs)))
         new.slugs = (*self.slugs, *(incident.slug for incident in incidents))
         new._live = dict(self._live)
         for slug in removed:
             new._live.pop(slug, None)
         for number, incident in enumerate(incidents, start=len(self.slugs)):
             new._live[incident.slug] = number
+        parts = [*self._parts, new._part(incidents, first=len(self.slugs))]
+        # The changes' parts are merged as they pile up (the last two, once the newer is at
+        # least half the older), so a query visits a few parts, not one per change; the
+        # whole book's part is left alone, and read again after enough changes.
+        live = set(new._live.values())
+        while len(parts) > 2 and 2 * len(parts[-1].owners) >= len(parts[-2].owners):
+            parts[-2:] = [_merged(parts[-2:], live)]
+        new._parts = tuple(parts)
         new.changes = self.changes + len(incidents) + len(set(removed))
         return new
 
@@ -221,6 +232,26 @@ class SimilarityIndex:
 
 
 _NO_POSTINGS: tuple[array[int], array[float]] = (array("i"), array("f"))
+
+
+def _merged(parts: Sequence[_Part], live: set[int]) -> _Part:
+    """These parts as one, without the passages of incidents changed or removed since."""
+    owners = array("i")
+    postings: dict[str, tuple[array[int], array[float]]] = {}
+    for part in parts:
+        renumbered: dict[int, int] = {}
+        for passage, owner in enumerate(part.owners):
+            if owner in live:
+                renumbered[passage] = len(owners)
+                owners.append(owner)
+        for feature, (passages, weights) in part.postings.items():
+            for passage, weight in zip(passages, weights, strict=True):
+                if (number := renumbered.get(passage)) is not None:
+                    if feature not in postings:
+                        postings[feature] = (array("i"), array("f"))
+                    postings[feature][0].append(number)
+                    postings[feature][1].append(weight)
+    return _Part(owners, postings)
 
 
 def _is_unit(feature: str) -> bool:

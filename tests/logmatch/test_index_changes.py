@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from incidents.catalog import engine_specs
-from incidents.logmatch import SignatureSpec, analyze, benign_lines, build_index
+from incidents.logmatch import IncidentSpec, SignatureSpec, analyze, benign_lines, build_index
 
 CASES = Path(__file__).with_name("cases")
 
@@ -79,3 +79,42 @@ def test_a_deleted_incident_is_never_suggested_again():
 
     assert "disk-full" not in {s.slug for s in report.suggestions}
     assert "disk-full" not in index.similarity.score("the disk is full, no space left")
+
+
+def test_many_changes_keep_a_few_parts_and_answer_as_a_fresh_build():
+    """Filings and edits one at a time, as a busy team makes them: the index merges its
+    changes' parts as they pile up (a query visits a few, not one per change) and still
+    finds and ranks what a build of the whole changed book does."""
+    incidents, signatures = engine_specs()
+    by_slug = {incident.slug: incident for incident in incidents}
+    index = build_index(incidents, signatures)
+    for n in range(60):
+        slug = f"shard-checksum-{n % 40}"  # the last 20 are edits of earlier filings
+        filed = IncidentSpec(
+            slug,
+            f"Shard manifest checksum mismatch, corpus v{n}",
+            "data",
+            f"ERROR shard-loader[{n}]: manifest checksum mismatch for shard {n} of corpus v{n}",
+            "The manifest was regenerated while shards were still being copied.",
+        )
+        by_slug[slug] = filed
+        pattern = SignatureSpec(f"shard-{n}", slug, rf"checksum mismatch for shard {n}\b")
+        signatures = [s for s in signatures if s.slug != slug] + [pattern]
+        index = index.changed([filed], [pattern])
+    index = index.changed([], [], removed=["disk-full"])
+    del by_slug["disk-full"]
+    fresh = build_index(list(by_slug.values()), [s for s in signatures if s.slug != "disk-full"])
+
+    assert index.signatures.part_count <= 8 and index.similarity.part_count <= 8
+    assert {s.key for s in index.signatures.signatures} == {
+        s.key for s in fresh.signatures.signatures
+    }
+    tails = [case.read_bytes() for case in sorted(CASES.glob("*.log"))[::5]]
+    tails += [
+        f"ERROR shard-loader[7]: manifest checksum mismatch for shard {n} of corpus v{n}".encode()
+        for n in (3, 25, 59)
+    ]
+    for tail in tails:
+        ours, theirs = analyze(tail, index), analyze(tail, fresh)
+        assert [s.slug for s in ours.suggestions[:1]] == [s.slug for s in theirs.suggestions[:1]]
+        assert ours.confident == theirs.confident
