@@ -33,30 +33,33 @@ def incident_similar(
     *, text: str, exclude_slug: str | None = None, limit: int = 5
 ) -> list[tuple[Incident, float]]:
     """Incidents whose knowledge matches `text` best: the engine's ranking, confident or not."""
-    ranked = [
-        (slug, score)
-        for slug, score in _ranked_similar(text, knowledge_index())
-        if slug != exclude_slug and score >= SIMILAR_MIN_SCORE
-    ][:limit]
-    found = Incident.objects.in_bulk([slug for slug, _ in ranked], field_name="slug")
-    return [(found[slug], score) for slug, score in ranked if slug in found]
+    index = knowledge_index()
+
+    def similar() -> list[tuple[Incident, float]]:
+        ranked = [
+            (slug, score)
+            for slug, score in _ranked(text, index)
+            if slug != exclude_slug and score >= SIMILAR_MIN_SCORE
+        ][:limit]
+        found = Incident.objects.in_bulk([slug for slug, _ in ranked], field_name="slug")
+        return [(found[slug], score) for slug, score in ranked if slug in found]
+
+    return _similar_memo.get((text, exclude_slug, limit), similar, scope=index)
 
 
-# The engine's ranking of the texts asked about lately. An incident's page asks again for the
-# same symptom on every view; the answer changes only with the knowledge, and a changed index
-# is a new object: the memo's scope.
-_similar_memo: Memo[list[tuple[str, float]]] = Memo(512)
+# The incidents most similar to the texts asked about lately. An incident's page asks again
+# for the same symptom on every view; the answer changes only with the knowledge (a filing,
+# an edit of any text shown here, a deletion all change it), and a changed index is a new
+# object: the memo's scope.
+_similar_memo: Memo[list[tuple[Incident, float]]] = Memo(512)
 
 
-def _ranked_similar(text: str, index: logmatch.KnowledgeIndex) -> list[tuple[str, float]]:
-    def rank() -> list[tuple[str, float]]:
-        try:
-            report = logmatch.analyze(text, index)
-        except logmatch.InputError:
-            return []
-        return [(s.slug, s.score) for s in report.suggestions]
-
-    return _similar_memo.get(text, rank, scope=index)
+def _ranked(text: str, index: logmatch.KnowledgeIndex) -> list[tuple[str, float]]:
+    try:
+        report = logmatch.analyze(text, index)
+    except logmatch.InputError:
+        return []
+    return [(s.slug, s.score) for s in report.suggestions]
 
 
 def incident_tag_names(incidents: list[Incident]) -> None:
