@@ -20,8 +20,13 @@ def is_lead(user: Any) -> bool:
     cached = getattr(user, "_is_lead", None)
     if cached is None:
         cached = user.groups.filter(name=LEAD).exists()
-        user._is_lead = cached
+        remember_lead(user, cached)
     return cached
+
+
+def remember_lead(user: Any, lead: bool) -> None:
+    """What `is_lead` answers for this user object from now on (read with the user)."""
+    user._is_lead = lead
 
 
 def user_set_role(*, user, role: str) -> None:
@@ -32,7 +37,7 @@ def user_set_role(*, user, role: str) -> None:
     user.groups.add(Group.objects.get_or_create(name=role)[0])
     user.is_staff = role == LEAD
     user.save(update_fields=["is_staff"])
-    user._is_lead = role == LEAD
+    remember_lead(user, role == LEAD)
 
 
 def roles_ensure(**kwargs) -> None:

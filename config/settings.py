@@ -131,7 +131,7 @@ AUTH_PASSWORD_VALIDATORS = [
 # Axes first: it refuses a locked-out username+address before any password is checked.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    "accounts.backends.RolesBackend",
 ]
 # After LOGIN_FAILURE_LIMIT wrong passwords for one username from one address, that pair is
 # refused for LOGIN_COOLOFF_MINUTES (a success before then resets the count).

@@ -29,9 +29,9 @@ def test_the_list_page_is_constant(alice_client, django_assert_num_queries, n, q
     _incidents(n)
     # A search reads where the recent incidents end once in a few minutes (PostgreSQL).
     alice_client.get(reverse("incidents:incident-list"), query)
-    # session, user, count (up to its cap), page of incidents (+ reporter), their tags,
-    # lead check; and a search's most recent matches, which it ranks
-    with django_assert_num_queries(7 if "q" in query else 6):
+    # session, user (with its role), count (up to its cap), page of incidents (+ reporter),
+    # their tags; and a search's most recent matches, which it ranks
+    with django_assert_num_queries(6 if "q" in query else 5):
         response = alice_client.get(reverse("incidents:incident-list"), query)
     assert response.status_code == 200
 
@@ -46,7 +46,7 @@ def test_a_deep_list_page_is_constant(alice_client, django_assert_num_queries, m
     last = first.context["page"].rows[-1]
     deeper = reverse("incidents:incident-list") + first.context["links"].next
     # as the first page: the cursor is a filter on the same order, not an offset
-    with django_assert_num_queries(6):
+    with django_assert_num_queries(5):
         response = alice_client.get(deeper)
     assert last not in response.context["page"].rows
 
@@ -58,10 +58,10 @@ def test_the_detail_page_is_constant(alice_client, alice, catalog, django_assert
         incident_record_recurrence(incident=incident, reported_by=alice)
     alice_client.get(incident.get_absolute_url())  # warm the compiled knowledge base
     # session, user, incident, tags, history, knowledge token (one row; in production read
-    # at most once a second), lead check, recurrences, signatures, runbooks of
+    # at most once a second), recurrences, signatures, runbooks of
     # stage/discipline (the recurrences page by cursor: no count); the similar incidents
     # were read by the first view, and are until the knowledge changes
-    with django_assert_num_queries(10):
+    with django_assert_num_queries(9):
         response = alice_client.get(incident.get_absolute_url())
     assert response.status_code == 200
 
@@ -82,8 +82,8 @@ def _gaps(n: int) -> None:
 @pytest.mark.parametrize("n", SIZES)
 def test_the_gaps_page_is_constant(alice_client, django_assert_num_queries, n):
     _gaps(n)
-    # session, user, open gaps (+ incident), explained gaps (+ incident), lead check
-    with django_assert_num_queries(5):
+    # session, user, open gaps (+ incident), explained gaps (+ incident)
+    with django_assert_num_queries(4):
         response = alice_client.get(reverse("incidents:gap-list"))
     assert response.status_code == 200
 
@@ -95,8 +95,8 @@ def test_the_analysis_page_is_constant(alice_client, catalog, django_assert_num_
         analysis_run(analysis_id=analysis.pk)
     alice_client.get(analysis.get_absolute_url())  # warm the compiled knowledge base
     # session, user, analysis, its text and report, this user's feedback, suggestions
-    # (+ incidents), lead check, runbook of the stage
-    with django_assert_num_queries(8):
+    # (+ incidents), runbook of the stage
+    with django_assert_num_queries(7):
         response = alice_client.get(analysis.get_absolute_url())
     assert response.status_code == 200
 

@@ -243,8 +243,8 @@ def test_the_page_is_a_fixed_number_of_queries(alice_client, alice, django_asser
         analysis(when=local(today, 9), top=made)
     alice_client.get(MATRIX)  # the first request of the day counts the window up to today
     # session, user, is the window counted up to today, the tag, the ranking (with the heat
-    # map), the shown incidents' texts, lead check
-    with django_assert_num_queries(7):
+    # map), the shown incidents' texts
+    with django_assert_num_queries(6):
         response = alice_client.get(MATRIX, {"tag": "gpu"})
     assert response.status_code == 200
 
@@ -260,8 +260,8 @@ def test_the_unfiltered_page_reads_the_rollups_in_a_fixed_number_of_queries(
         analysis(when=local(today, 9), top=made)
     alice_client.get(MATRIX)  # the first request of the day counts the window up to today
     # session, user, is the window counted up to today, the ranking (with the heat map),
-    # the shown incidents' texts, lead check
-    with django_assert_num_queries(6):
+    # the shown incidents' texts
+    with django_assert_num_queries(5):
         response = alice_client.get(MATRIX)
     assert response.status_code == 200
     assert response.context["matrix"].total_happened == 2 * n

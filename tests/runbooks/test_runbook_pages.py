@@ -134,8 +134,8 @@ def test_the_list_page_is_constant(
 ):
     for _ in range(extra_runs):
         checklist_run_start(runbook=Runbook.objects.get(slug="weekly-rhythm"), user=alice)
-    # session, user, runbooks, lead check
-    with django_assert_num_queries(4):
+    # session, user, runbooks
+    with django_assert_num_queries(3):
         response = alice_client.get(LIST)
     assert response.status_code == 200
 
@@ -156,8 +156,8 @@ def test_the_detail_page_is_constant(
         when = timezone.now() - timedelta(weeks=n)
         checklist_run_start(runbook=runbook, user=(alice, bob)[n % 2], now=when)
     runbook_update(runbook=runbook, data={"summary": "Edited."}, language="en", actor=lena)
-    # session, user, runbook, recent runs (+ who started them), history (+ who), lead check
-    with django_assert_num_queries(6):
+    # session, user, runbook, recent runs (+ who started them), history (+ who)
+    with django_assert_num_queries(5):
         response = alice_client.get(_detail("diagnose-train"))
     assert response.status_code == 200
     assert response.content.decode().count("/runbooks/runs/") >= min(runs, 10)
