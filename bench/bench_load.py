@@ -2,7 +2,7 @@
 
 Issue 6. Starts everything itself, on loopback only: a PostgreSQL database of its own
 (`incident_kb_load`, created on --postgres and dropped at the end), a Redis server on a free
-port, `gunicorn -c python:config.gunicorn config.wsgi -w 4`, and two `celery -A config worker` processes. The database is
+port, `gunicorn -c python:config.gunicorn config.wsgi -w 4` (--web-workers), and two `celery -A config worker` processes. The database is
 migrated and seeded with the catalog and the runbooks, and gets --users engineer accounts.
 
 Each simulated user signs in through the form (with its CSRF token), then for --duration
@@ -108,6 +108,7 @@ def main() -> None:
     parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432")
     parser.add_argument("--drain-timeout", type=float, default=300.0)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--web-workers", type=int, default=4, help="gunicorn's sync workers")
     args = parser.parse_args()
 
     var_dir = Path(tempfile.mkdtemp(prefix="bench-load-", dir=ROOT / "var"))
@@ -147,7 +148,7 @@ def run(args, services: Services, redis_port: int, web_port: int) -> None:
     django.setup()
     setup_started = time.perf_counter()
     usernames, slugs, tails = seed(args.users)
-    base, worker_logs, web_log = start_processes(services, redis_port, web_port)
+    base, worker_logs, web_log = start_processes(services, redis_port, web_port, args.web_workers)
     setup_seconds = time.perf_counter() - setup_started
 
     stats, load_seconds = drive_users(args, base, usernames, slugs, tails)
@@ -181,7 +182,7 @@ def seed(users: int) -> tuple[list[str], list[str], list[tuple[str, str]]]:
 
 
 def start_processes(
-    services: Services, redis_port: int, web_port: int
+    services: Services, redis_port: int, web_port: int, web_workers: int
 ) -> tuple[str, list[Path], Path]:
     """Start Redis, two Celery workers and gunicorn, and wait until they all serve; return
     the site's base URL, the workers' logs and gunicorn's log."""
@@ -202,7 +203,8 @@ def start_processes(
     ]
     web_log = services.start(
         "gunicorn",
-        *(python, "-m", "gunicorn", "-c", "python:config.gunicorn", "config.wsgi", "-w", "4"),
+        *(python, "-m", "gunicorn", "-c", "python:config.gunicorn", "config.wsgi"),
+        *("-w", str(web_workers)),
         *("--bind", f"127.0.0.1:{web_port}", "--log-level", "warning"),
     )
     base = f"http://127.0.0.1:{web_port}"

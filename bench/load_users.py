@@ -228,7 +228,7 @@ def report(args, stats: Stats, load_seconds: float, drain_seconds: float, setup_
     total = sum(len(v) for k, v in stats.latency.items() if not k.startswith("sign in"))
     errors = sum(stats.errors.values())
     print(
-        f"load: {args.users} users, {load_seconds:.0f} s, think 0–{args.think:.1f} s; gunicorn -w 4 "
+        f"load: {args.users} users, {load_seconds:.0f} s, think 0–{args.think:.1f} s; gunicorn -w {args.web_workers} "
         f"(sync), 2 celery workers (concurrency 1), Redis, PostgreSQL; {os.cpu_count()} CPUs; "
         f"setup {setup_seconds:.0f} s"
     )
