@@ -303,13 +303,20 @@ def _cell_add(cursor, stage: str, discipline: str, n: int) -> None:
     )
 
 
-def _days_of(cursor, incident: Incident, sign: int) -> list[tuple[date, int, int, int]]:
-    """What an incident adds to its cell's days (times `sign`): what happened, and its filing."""
+def _happened(cursor, incident_id: int) -> list[tuple[date, int, int]]:
+    """An incident's days in the rollup: (day, recurrences, analyses)."""
     cursor.execute(
         f"SELECT day, recurrences, analyses FROM {_table(IncidentDay)} WHERE incident_id = %s",
-        [incident.pk],
+        [incident_id],
     )
-    return [(_as_date(day), sign * r, sign * a, 0) for day, r, a in cursor.fetchall()] + [
+    return [(_as_date(day), r, a) for day, r, a in cursor.fetchall()]
+
+
+def _days_of(
+    incident: Incident, happened: list[tuple[date, int, int]], sign: int
+) -> list[tuple[date, int, int, int]]:
+    """What an incident adds to its cell's days (times `sign`): what happened, and its filing."""
+    return [(day, sign * r, sign * a, 0) for day, r, a in happened] + [
         (local_day(incident.created_at), 0, 0, sign)
     ]
 
@@ -363,20 +370,20 @@ def _tag_cells(cursor, rows: list[tuple[int, str, str, int]]) -> None:
     )
 
 
-def _tagged(cursor, incident: Incident, tags: Iterable[int], sign: int) -> None:
-    """What an incident adds to its tags' cells (times `sign`), in its stored stage and
-    discipline."""
+def _tagged(
+    cursor,
+    cell: tuple[str, str],
+    tags: Iterable[int],
+    happened: list[tuple[date, int, int]],
+    sign: int,
+) -> None:
+    """What an incident of this stage × discipline `cell`, with these days, adds to its tags'
+    cells (times `sign`)."""
     tags = list(tags)
-    if not tags:
-        return
-    cursor.execute(
-        f"SELECT day, recurrences + analyses FROM {_table(IncidentDay)} WHERE incident_id = %s",
-        [incident.pk],
-    )
-    days = [(_as_date(day), n) for day, n in cursor.fetchall()]
-    cell = (incident.stage, incident.discipline)
     _tag_cells(cursor, [(tag, *cell, sign) for tag in tags])
-    _tag_cell_days(cursor, [(tag, *cell, day, sign * n) for tag in tags for day, n in days])
+    _tag_cell_days(
+        cursor, [(tag, *cell, day, sign * (r + a)) for tag in tags for day, r, a in happened]
+    )
 
 
 def rollups_tags_changing(sender, instance, action, reverse, pk_set, **kwargs) -> None:
@@ -420,7 +427,7 @@ def rollups_tagged(pairs: Iterable[tuple[int, int]], *, sign: int) -> None:
             ids,
         )
         for pk, stage, discipline in cursor.fetchall():
-            _tagged(cursor, Incident(pk=pk, stage=stage, discipline=discipline), tags[pk], sign)
+            _tagged(cursor, (stage, discipline), tags[pk], _happened(cursor, pk), sign)
 
 
 def rollups_incident_filed(incident: Incident) -> None:
@@ -442,16 +449,15 @@ def rollups_incident_moved(incident: Incident, *, stage: str, discipline: str) -
         )
         if (stage, discipline) == (incident.stage, incident.discipline):
             return
-        _cell_add(cursor, stage, discipline, -1)
-        _cell_add(cursor, incident.stage, incident.discipline, 1)
-        _cell_days(cursor, [(stage, discipline, *day) for day in _days_of(cursor, incident, -1)])
-        _cell_days(
-            cursor,
-            [(incident.stage, incident.discipline, *day) for day in _days_of(cursor, incident, 1)],
-        )
+        was, now = (stage, discipline), (incident.stage, incident.discipline)
+        happened = _happened(cursor, incident.pk)
+        _cell_add(cursor, *was, -1)
+        _cell_add(cursor, *now, 1)
+        _cell_days(cursor, [(*was, *day) for day in _days_of(incident, happened, -1)])
+        _cell_days(cursor, [(*now, *day) for day in _days_of(incident, happened, 1)])
         tags = _tags_of(cursor, [incident.pk]).get(incident.pk, [])
-        _tagged(cursor, Incident(pk=incident.pk, stage=stage, discipline=discipline), tags, -1)
-        _tagged(cursor, incident, tags, 1)
+        _tagged(cursor, was, tags, happened, -1)
+        _tagged(cursor, now, tags, happened, 1)
         cursor.execute(
             f"UPDATE {_table(WindowTotal)} SET stage = %s WHERE incident_id = %s",
             [incident.stage, incident.pk],
@@ -470,10 +476,9 @@ def rollups_incident_removed(incident: Incident) -> None:
         )
         if stored is None:
             return
-        _cell_add(cursor, stored.stage, stored.discipline, -1)
-        _cell_days(
-            cursor,
-            [(stored.stage, stored.discipline, *day) for day in _days_of(cursor, stored, -1)],
-        )
-        _tagged(cursor, stored, _tags_of(cursor, [stored.pk]).get(stored.pk, []), -1)
+        cell = (stored.stage, stored.discipline)
+        happened = _happened(cursor, stored.pk)
+        _cell_add(cursor, *cell, -1)
+        _cell_days(cursor, [(*cell, *day) for day in _days_of(stored, happened, -1)])
+        _tagged(cursor, cell, _tags_of(cursor, [stored.pk]).get(stored.pk, []), happened, -1)
         _forget_empty_cells(cursor)
