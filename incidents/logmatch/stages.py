@@ -123,9 +123,10 @@ LINE_RULES: tuple[tuple[str, str, str, str], ...] = (
     # Keywords.
     ("train", "keyword", gettext_noop("training progress"),
      r"(?i)\b(?:epoch|global_step|train(?:ing)? (?:step|loss)|grad(?:ient)? norm|learning rate"
-     r"|loss scale|optimizer|backward|num epochs|running training|iteration \d)"),
+     r"|loss scale|optimizer|backward|num epochs|running training|iteration[ \t]*[=:]?[ \t]*\d)"),
     ("train", "keyword", gettext_noop("loss and checkpoints"),
-     r"(?i)\b(?:loss|lr)[ \t]*[:=][ \t]*[\d.]|\bloss (?:nan|inf)\b|\bOVERFLOW\b"
+     r"(?i)\b(?:loss|lr)[ \t]*[:=][ \t]*[\d.]|\bloss (?:became |becomes |is |went )?(?:nan|inf)"
+     r"|\bOVERFLOW\b"
      r"|\bGradient overflow\b|\bcheckpoint"),
     ("train", "keyword", gettext_noop("distributed training"),
      r"\bProcessGroup[NH]CCL\b|\b[NH]CCL\b|(?i:\ball_?reduce\b|\ballgather\b|\breduce_scatter\b)"

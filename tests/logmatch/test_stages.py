@@ -103,6 +103,8 @@ def test_stage_from_program_names(line, stage):
 
 KEYWORDS = [
     (["epoch 3 step 1200 loss 2.31 lr 1e-4"], "train"),
+    (["FloatingPointError: Loss became infinite or NaN at iteration=756!"], "train"),
+    (["RuntimeError: loss is nan, stopping training"], "train"),
     (["Avg prompt throughput: 12.3 tokens/s, KV cache usage: 98%"], "serve"),
     (["foo.o: In function `main':", "main.cc:(.text+0x1a): undefined reference to `bar'"], "build"),
     (["utt2spk is not in sorted order when sorted first on speaker-id"], "data"),
