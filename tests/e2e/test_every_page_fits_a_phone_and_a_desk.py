@@ -11,7 +11,7 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from common.weeks import week_label_of_date, week_last_completed
-from incidents.models import Analysis, KnowledgeGap
+from incidents.models import Analysis, Incident, KnowledgeGap
 from incidents.services import analysis_request, analysis_run
 from tests.e2e.conftest import SCREENSHOTS, STEP_TIMEOUT_MS, Visit
 
@@ -69,8 +69,16 @@ def site(catalog, runbooks, lena):
     )
     week = week_label_of_date(week_last_completed())
     call_command("build_weekly_report", "--week", week, stdout=out)
+    # The incident whose remedy has the longest line: its analysis shows that remedy whole.
+    widest = max(
+        Incident.objects.all(), key=lambda i: max(len(line) for line in i.remedy.splitlines())
+    )
     analyses = []
-    for text in (OOM_TAIL, "ERROR: frobnicator quux exploded at stage 7 with code 0x2f\n"):
+    for text in (
+        OOM_TAIL,
+        "ERROR: frobnicator quux exploded at stage 7 with code 0x2f\n",
+        widest.symptom,
+    ):
         analysis = analysis_request(data=text, user=lena, log_path="")
         analysis_run(analysis_id=analysis.pk)
         analyses.append(Analysis.objects.get(pk=analysis.pk))
@@ -79,6 +87,7 @@ def site(catalog, runbooks, lena):
         "/analyses/new/",
         analyses[0].get_absolute_url(),
         analyses[1].get_absolute_url(),
+        analyses[2].get_absolute_url(),
         "/incidents/",
         "/incidents/?q=out+of+memory",
         "/incidents/gpu-oom/",
