@@ -41,6 +41,9 @@ from incidents.models import (
     WindowTotal,
 )
 
+# A tag's cell-day, as its rows are written here: tag, stage, discipline, day.
+TAG_DAY_KEYS = ("tag_id", "stage", "discipline", "day")
+
 
 @dataclass(frozen=True)
 class Happened:
@@ -128,7 +131,13 @@ def rollups_add(changes: Iterable[Happened], *, recount: bool = False) -> None:
             stage, discipline, _ = incidents[incident_id]
             for tag in tags.get(incident_id, ()):
                 tag_days[tag, stage, discipline, day] += r + a
-        _tag_cell_days(cursor, [(*key, n) for key, n in sorted(tag_days.items()) if n])
+        _add_forgetting_zeros(
+            cursor,
+            TagCellDay,
+            TAG_DAY_KEYS,
+            "happened",
+            [(*key, n) for key, n in sorted(tag_days.items()) if n],
+        )
         cursor.execute(
             _shared(f"SELECT weeks, as_of FROM {_table(WindowState)} ORDER BY weeks"),
         )
@@ -344,29 +353,14 @@ def _tags_of(cursor, incident_ids: Iterable[int]) -> dict[int, list[int]]:
     return tags
 
 
-def _tag_cell_days(cursor, rows: list[tuple[int, str, str, date, int]]) -> None:
-    """Add to the tags' cell-days (tag, stage, discipline, day, n); a row that comes to
-    nothing goes."""
+def _add_forgetting_zeros(cursor, model, keys: tuple[str, ...], column: str, rows) -> None:
+    """Add each row's last value to `column` of the `model` row named by the others (`keys`,
+    in order); a row that comes to nothing goes."""
+    cursor.executemany(_upsert_sql(model, keys, (column,)), rows)
+    where = " AND ".join(f"{key} = %s" for key in keys)
     cursor.executemany(
-        _upsert_sql(TagCellDay, ("tag_id", "day", "stage", "discipline"), ("happened",)),
-        [(tag, day, stage, discipline, n) for tag, stage, discipline, day, n in rows],
-    )
-    cursor.executemany(
-        f"DELETE FROM {_table(TagCellDay)} WHERE tag_id = %s AND day = %s AND stage = %s "
-        "AND discipline = %s AND happened = 0",
-        [(tag, day, stage, discipline) for tag, stage, discipline, day, n in rows if n < 0],
-    )
-
-
-def _tag_cells(cursor, rows: list[tuple[int, str, str, int]]) -> None:
-    """Add to how many incidents the tags' cells hold (tag, stage, discipline, n)."""
-    cursor.executemany(
-        _upsert_sql(TagCell, ("tag_id", "stage", "discipline"), ("incidents",)), rows
-    )
-    cursor.executemany(
-        f"DELETE FROM {_table(TagCell)} WHERE tag_id = %s AND stage = %s AND discipline = %s "
-        "AND incidents = 0",
-        [row[:3] for row in rows if row[3] < 0],
+        f"DELETE FROM {_table(model)} WHERE {where} AND {column} = 0",
+        [row[:-1] for row in rows if row[-1] < 0],
     )
 
 
@@ -380,33 +374,34 @@ def _tagged(
     """What an incident of this stage × discipline `cell`, with these days, adds to its tags'
     cells (times `sign`)."""
     tags = list(tags)
-    _tag_cells(cursor, [(tag, *cell, sign) for tag in tags])
-    _tag_cell_days(
-        cursor, [(tag, *cell, day, sign * (r + a)) for tag in tags for day, r, a in happened]
+    _add_forgetting_zeros(
+        cursor,
+        TagCell,
+        ("tag_id", "stage", "discipline"),
+        "incidents",
+        [(tag, *cell, sign) for tag in tags],
+    )
+    _add_forgetting_zeros(
+        cursor,
+        TagCellDay,
+        TAG_DAY_KEYS,
+        "happened",
+        [(tag, *cell, day, sign * (r + a)) for tag in tags for day, r, a in happened],
     )
 
 
 def rollups_tags_changing(sender, instance, action, reverse, pk_set, **kwargs) -> None:
     """m2m_changed of Incident.tags, either side: tags added count the incident's history in
     their cells; tags about to be removed or cleared take it back (those it really has)."""
-    if action not in ("post_add", "pre_remove", "pre_clear") or (
-        action != "pre_clear" and not pk_set
-    ):
-        return
-    through = Incident.tags.through.objects
-    if reverse:
-        links = through.filter(tag_id=instance.pk)
-        pairs = [(pk, instance.pk) for pk in pk_set or ()]
-    else:
-        links = through.filter(incident_id=instance.pk)
-        pairs = [(instance.pk, pk) for pk in pk_set or ()]
-    if action != "post_add":
+    if action == "post_add":
+        pairs = [(pk, instance.pk) if reverse else (instance.pk, pk) for pk in pk_set]
+        rollups_tagged(pairs, sign=1)
+    elif action in ("pre_remove", "pre_clear"):
+        links = {"tag_id" if reverse else "incident_id": instance.pk}
         if action == "pre_remove":
-            links = links.filter(
-                **({"incident_id__in": pk_set} if reverse else {"tag_id__in": pk_set})
-            )
-        pairs = list(links.values_list("incident_id", "tag_id"))
-    rollups_tagged(pairs, sign=1 if action == "post_add" else -1)
+            links["incident_id__in" if reverse else "tag_id__in"] = pk_set
+        found = Incident.tags.through.objects.filter(**links)
+        rollups_tagged(found.values_list("incident_id", "tag_id"), sign=-1)
 
 
 def rollups_tagged(pairs: Iterable[tuple[int, int]], *, sign: int) -> None:
