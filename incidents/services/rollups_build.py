@@ -100,12 +100,9 @@ def rollups_rebuild(*, apps=global_apps, using: str | None = None, today: date |
     # A migration older than some rollup counts those that exist at its point.
     rollups = [name for name in ROLLUPS if _has_model(apps, name)]
     models |= {name: apps.get_model("incidents", name) for name in rollups}
-    models["IncidentTags"] = models["Incident"]._meta.get_field("tags").remote_field.through
     using = using or router.db_for_write(models["IncidentDay"])
     connection = connections[using]
-    table = {
-        name: connection.ops.quote_name(model._meta.db_table) for name, model in models.items()
-    }
+    table = _tables(models, connection)
     today = today or timezone.localdate(timezone=timezone.get_default_timezone())
     sources = _counted_sources(models, using)
     with transaction.atomic(using=using), connection.cursor() as cursor:
@@ -118,6 +115,13 @@ def rollups_rebuild(*, apps=global_apps, using: str | None = None, today: date |
         _count_windows(cursor, table, today)
         if "TagCell" in rollups:
             _count_tags(cursor, table)
+
+
+def _tables(models: dict, connection) -> dict[str, str]:
+    """The quoted table of each model by its name, and of the incidents' tag links."""
+    tags = models["Incident"]._meta.get_field("tags").remote_field.through
+    named = {**models, "IncidentTags": tags}
+    return {name: connection.ops.quote_name(model._meta.db_table) for name, model in named.items()}
 
 
 def _has_model(apps, name: str) -> bool:
@@ -231,12 +235,8 @@ def _count_windows(cursor, table: dict[str, str], today: date) -> None:
 def rollups_count_tags(*, apps, using: str) -> None:
     """Count the tags' cells of an existing history (the migration that created them)."""
     names = ("Incident", "IncidentDay", "TagCellDay", "TagCell")
-    models = {name: apps.get_model("incidents", name) for name in names}
-    models["IncidentTags"] = models["Incident"]._meta.get_field("tags").remote_field.through
     connection = connections[using]
-    table = {
-        name: connection.ops.quote_name(model._meta.db_table) for name, model in models.items()
-    }
+    table = _tables({name: apps.get_model("incidents", name) for name in names}, connection)
     with transaction.atomic(using=using), connection.cursor() as cursor:
         _count_tags(cursor, table)
 
