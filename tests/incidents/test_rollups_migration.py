@@ -46,3 +46,33 @@ def test_an_existing_history_is_counted_by_the_migration():
         ("data", 1),
         ("train", 1),
     ]
+
+
+def test_an_existing_history_is_counted_into_the_tags_cells():
+    apps = migrate_to(("incidents", "0022_knowledge_state_change_marks"))
+    Incident = apps.get_model("incidents", "Incident")
+    Tag = apps.get_model("incidents", "Tag")
+    IncidentDay = apps.get_model("incidents", "IncidentDay")
+    fields = {"title": "X", "symptom": "s", "root_cause": "r", "remedy": "m"}
+    kaldi, gpu = Tag.objects.create(name="kaldi"), Tag.objects.create(name="gpu")
+    data = Incident.objects.create(slug="x", discipline="reconcile", stage="data", **fields)
+    train = Incident.objects.create(slug="y", discipline="tiny-sample", stage="train", **fields)
+    data.tags.add(kaldi, gpu)
+    train.tags.add(gpu)
+    today = timezone.localdate(timezone=timezone.get_default_timezone())
+    IncidentDay.objects.create(incident=data, day=today, recurrences=2, analyses=1)
+    IncidentDay.objects.create(incident=train, day=today, recurrences=1)
+
+    apps = migrate_to(("incidents", "0023_tag_rollups"))
+    TagCellDay = apps.get_model("incidents", "TagCellDay")
+    TagCell = apps.get_model("incidents", "TagCell")
+    assert sorted(TagCellDay.objects.values_list("tag__name", "stage", "happened")) == [
+        ("gpu", "data", 3),
+        ("gpu", "train", 1),
+        ("kaldi", "data", 3),
+    ]
+    assert sorted(TagCell.objects.values_list("tag__name", "discipline", "incidents")) == [
+        ("gpu", "reconcile", 1),
+        ("gpu", "tiny-sample", 1),
+        ("kaldi", "reconcile", 1),
+    ]
