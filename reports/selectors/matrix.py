@@ -146,46 +146,33 @@ SELECT * FROM (
     ORDER BY happened DESC, recurrence_count DESC, id LIMIT %s
 ) AS top_{n}
 """
-# The fast path (no filter, a window ending today): each stage's busiest few read off the
-# window rollup's index, the stage's most recurring incidents to fill a quiet stage (twice
-# as many: those that happened are among them), and the heat map from the cell rollups.
-# Its cost depends on the number of stages, cells and days, not on the data.
+# The fast path (no team filter, a window ending today): each stage's busiest few read off
+# the window rollup's index, the stage's most recurring incidents to fill a quiet stage (twice
+# as many: those that happened are among them), and the heat map from the cell rollups. Its
+# cost depends on the number of stages, cells and days, not on the data. With a tag, the same
+# for the tag's incidents only (the planner knows how common the tag is: a rare one is read
+# from its own links, a common one filters the ranking index) and the tag's cell rollups.
 WINDOW_TOP_SQL = """
 SELECT * FROM (
-    SELECT incident_id, stage, '', recurrence_count, happened, 1 FROM {window_total}
-    WHERE weeks = %s AND stage = %s
-    ORDER BY happened DESC, recurrence_count DESC, incident_id LIMIT %s
-) AS top_{n}
-UNION ALL
-SELECT * FROM (
-    SELECT id, stage, '', recurrence_count, 0, 1 FROM {incident} WHERE stage = %s
-    ORDER BY recurrence_count DESC, id LIMIT %s
-) AS fill_{n}
-"""
-WINDOW_CELLS_SQL = """
-SELECT NULL, stage, discipline, 0, SUM(recurrences + analyses), 0 FROM {cell_day}
-WHERE day >= %s AND day <= %s GROUP BY stage, discipline
-UNION ALL
-SELECT NULL, stage, discipline, 0, 0, incidents FROM {incident_cell}
-"""
-# The tagged path (a tag, no team filter, a window counted ahead): the same, for the tag's
-# incidents only (the planner knows how common the tag is: a rare one is read from its own
-# links, a common one filters the window's ranking index), and the heat map from the tag's
-# cell rollups. Its cost depends on the tag's share of the book, not on the book's size.
-TAGGED_TOP_SQL = """
-SELECT * FROM (
     SELECT t.incident_id, t.stage, '', t.recurrence_count, t.happened, 1 FROM {window_total} t
-    JOIN {incident_tags} g ON g.incident_id = t.incident_id AND g.tag_id = %s
+    {tag_of_t}
     WHERE t.weeks = %s AND t.stage = %s
     ORDER BY t.happened DESC, t.recurrence_count DESC, t.incident_id LIMIT %s
 ) AS top_{n}
 UNION ALL
 SELECT * FROM (
     SELECT i.id, i.stage, '', i.recurrence_count, 0, 1 FROM {incident} i
-    JOIN {incident_tags} g ON g.incident_id = i.id AND g.tag_id = %s
+    {tag_of_i}
     WHERE i.stage = %s
     ORDER BY i.recurrence_count DESC, i.id LIMIT %s
 ) AS fill_{n}
+"""
+TAG_OF = "JOIN {incident_tags} g ON g.incident_id = {alias} AND g.tag_id = %s"
+WINDOW_CELLS_SQL = """
+SELECT NULL, stage, discipline, 0, SUM(recurrences + analyses), 0 FROM {cell_day}
+WHERE day >= %s AND day <= %s GROUP BY stage, discipline
+UNION ALL
+SELECT NULL, stage, discipline, 0, 0, incidents FROM {incident_cell}
 """
 TAGGED_CELLS_SQL = """
 SELECT NULL, stage, discipline, 0, SUM(happened), 0 FROM {tag_cell_day}
@@ -260,27 +247,40 @@ def _narrow_sql(
 
 def _window_sql(params: MatrixParams, tables: dict[str, str]) -> tuple[str, list[Any]]:
     start, end = params.window()
-    top = "UNION ALL".join(WINDOW_TOP_SQL.format(n=n, **tables) for n in range(len(Stage.values)))
+    tag = _tag_id(params.tag) if params.tag else None
+    joins = {"tag_of_t": "", "tag_of_i": ""}
+    if tag is not None:
+        joins = {
+            f"tag_of_{alias}": TAG_OF.format(alias=f"{alias}.{column}", **tables)
+            for alias, column in (("t", "incident_id"), ("i", "id"))
+        }
+    top = "UNION ALL".join(
+        WINDOW_TOP_SQL.format(n=n, **tables, **joins) for n in range(len(Stage.values))
+    )
+    tagged = [] if tag is None else [tag]
     top_params = [
         value
         for stage in Stage.values
-        for value in (params.weeks, stage, params.per_stage, stage, 2 * params.per_stage)
+        for value in (
+            *tagged,
+            params.weeks,
+            stage,
+            params.per_stage,
+            *tagged,
+            stage,
+            2 * params.per_stage,
+        )
     ]
-    return f"{top} UNION ALL {WINDOW_CELLS_SQL.format(**tables)}", [*top_params, start, end]
-
-
-def _tagged_sql(params: MatrixParams, tables: dict[str, str]) -> tuple[str, list[Any]]:
-    start, end = params.window()
-    name = params.tag.strip().lower()
-    tag = Tag.objects.filter(name=name).values_list("pk", flat=True).first() or 0
-    top = "UNION ALL".join(TAGGED_TOP_SQL.format(n=n, **tables) for n in range(len(Stage.values)))
-    top_params = [
-        value
-        for stage in Stage.values
-        for value in (tag, params.weeks, stage, params.per_stage, tag, stage, 2 * params.per_stage)
-    ]
+    if tag is None:
+        return f"{top} UNION ALL {WINDOW_CELLS_SQL.format(**tables)}", [*top_params, start, end]
     cells = TAGGED_CELLS_SQL.format(**tables)
     return f"{top} UNION ALL {cells}", [*top_params, tag, start, end, tag]
+
+
+def _tag_id(name: str) -> int:
+    """The tag's id; 0 (no tag has it) for a name no tag has."""
+    found = Tag.objects.filter(name=name.strip().lower()).values_list("pk", flat=True).first()
+    return found or 0
 
 
 def _counted(params: MatrixParams) -> bool:
@@ -324,12 +324,9 @@ def matrix_get(*, params: MatrixParams, language: str) -> Matrix:
     tables = _tables(connection)
     counted = _counted(params)
     fast = counted and not params.reporters
-    if fast and params.tag:
-        sql, sql_params = _tagged_sql(params, tables)
-    elif fast:
-        sql, sql_params = _window_sql(params, tables)
-    else:
-        sql, sql_params = _narrow_sql(params, tables, counted=counted)
+    sql, sql_params = (
+        _window_sql(params, tables) if fast else _narrow_sql(params, tables, counted=counted)
+    )
     with connection.cursor() as cursor:
         cursor.execute(sql, sql_params)
         rows = [_Row(row[0], row[1], row[2], *(int(value) for value in row[3:])) for row in cursor]
