@@ -21,7 +21,7 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import Case, Sum, Value, When
 
 from incidents import logmatch
-from incidents.catalog import incident_description, kill_lead_slugs, stage_lead_slugs
+from incidents.catalog import LEAD_KINDS, incident_description, lead_slugs
 from incidents.models import (
     TEXT_FIELDS,
     Feedback,
@@ -151,7 +151,7 @@ def _changed(index: logmatch.KnowledgeIndex, slugs: set[str]) -> logmatch.Knowle
 
 def _incident_specs(incidents) -> list[logmatch.IncidentSpec]:
     rows = incidents.values("slug", "stage", "translations", "tag_list", *TEXT_FIELDS)
-    leads, kill_leads = stage_lead_slugs(), kill_lead_slugs()
+    leads = {kind: lead_slugs(kind) for kind in LEAD_KINDS}
     return [
         logmatch.IncidentSpec(
             slug=row["slug"],
@@ -159,8 +159,7 @@ def _incident_specs(incidents) -> list[logmatch.IncidentSpec]:
             stage=row["stage"],
             symptom=row["symptom"],
             description=_description(row),
-            stage_lead=row["slug"] in leads,
-            kill_lead=row["slug"] in kill_leads,
+            **{f"{kind}_lead": row["slug"] in slugs for kind, slugs in leads.items()},
         )
         for row in rows.iterator(chunk_size=2000)
     ]

@@ -54,6 +54,7 @@ class CatalogIncident:
     signatures: tuple[CatalogSignature, ...]
     stage_lead: bool = False  # the stage's usual failure, offered when nothing else matches
     kill_lead: bool = False  # the usual cause of a process killed without a word
+    drift_lead: bool = False  # the usual cause of an API error raised inside library code
 
     def text(self, language: str) -> CatalogText:
         return self.texts.get(language) or self.texts["en"]
@@ -93,19 +94,15 @@ def load_catalog(directory: Path = CATALOG_DIR) -> list[CatalogIncident]:
     return entries
 
 
-@cache
-def stage_lead_slugs() -> frozenset[str]:
-    """The shipped incidents that are their stage's usual failure (`stage_lead = true`),
-    read from the catalog files once per process: a process that follows a change to the
-    book asks again each time."""
-    return frozenset(entry.slug for entry in load_catalog() if entry.stage_lead)
+LEAD_KINDS = ("stage", "kill", "drift")
 
 
 @cache
-def kill_lead_slugs() -> frozenset[str]:
-    """The shipped incidents that usually explain a process killed without a word
-    (`kill_lead = true`), read from the catalog files once per process."""
-    return frozenset(entry.slug for entry in load_catalog() if entry.kill_lead)
+def lead_slugs(kind: str) -> frozenset[str]:
+    """The shipped incidents offered as leads of `kind` (`stage_lead`, `kill_lead`,
+    `drift_lead` = true in the catalog), read from the catalog files once per process: a
+    process that follows a change to the book asks again each time."""
+    return frozenset(entry.slug for entry in load_catalog() if getattr(entry, f"{kind}_lead"))
 
 
 def tag_names_normalized(names: Iterable[str]) -> list[str]:
@@ -146,6 +143,7 @@ def engine_specs() -> tuple[list[IncidentSpec], list[SignatureSpec]]:
                 description,
                 entry.stage_lead,
                 entry.kill_lead,
+                entry.drift_lead,
             )
         )
         signatures += [
@@ -163,6 +161,7 @@ def _incident(raw: dict) -> CatalogIncident:
         tags=tuple(raw.get("tags", ())),
         stage_lead=bool(raw.get("stage_lead", False)),
         kill_lead=bool(raw.get("kill_lead", False)),
+        drift_lead=bool(raw.get("drift_lead", False)),
         texts={lang: _text(raw[lang]) for lang in LANGUAGES if lang in raw},
         signatures=tuple(
             CatalogSignature(

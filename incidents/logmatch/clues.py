@@ -9,6 +9,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import re2
+
 from common.phrases import gettext_noop
 
 from .generic import is_consequence, is_generic
@@ -39,6 +41,22 @@ KILL_LEAD_STRENGTH = 0.5
 KILL_LEAD_REASON = gettext_noop(
     "the process was killed without a word at %(where)s, as the kernel's OOM killer does"
 )
+# An API error (a name, attribute, key or argument the code expects is not there) raised inside
+# an installed package or a model's remote code, rather than in the job's own script, most
+# often means one dependency moved under another: offered as a lead, as strong as a kill,
+# when nothing else confirms anything. An attribute of None is a missing input, not a move.
+DRIFT_LEAD_STRENGTH = 0.5
+DRIFT_LEAD_REASON = gettext_noop(
+    "an API error raised inside installed code at %(where)s, as when a dependency moved"
+)
+_EXCEPTION_LINE = re2.compile(r"^[\s>|*`'\"]*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b: ")
+_API_ERROR = re2.compile(
+    r"^[\s>|*`'\"]*(?:[\w.]+\.)?(?:AttributeError|ImportError|KeyError|TypeError|NameError): "
+)
+_ABOUT_NONE = re2.compile(r"'NoneType' object")
+_FRAME_PATH = re2.compile(r'File "([^"]*)", line \d+')
+_INSTALLED_CODE = re2.compile(r"[/\\](?:site|dist)-packages[/\\]|\btransformers_modules[/\\]")
+_CODE_CONTEXT_LINES = 4  # a frame's source line, its ^^^ markers, a blank line
 _DECORATION = "*`'\" \t>"
 # The shell's prompt, pasted after the output: `$`, `user@host:~/run$`, `(venv) … #`.
 _PROMPT = re.compile(r"^\s*(\(\S+\)\s*)?(\S+@\S+:\S*\s*)?[$#%>]\s*$")
@@ -56,7 +74,7 @@ class Clue:
 
     line: int  # 0-based index into Tail.lines
     text: str
-    kind: str  # signature | symptom | similar | trend | feedback | stage | kill
+    kind: str  # signature | symptom | similar | trend | feedback | stage | kill | drift
     signature: str | None
     level: Level
     strength: float
@@ -195,7 +213,40 @@ def kill_clues(
     return _leads(tail, last, leads, kind="kill")
 
 
-_LEAD_STRENGTH = {"stage": STAGE_LEAD_STRENGTH, "kill": KILL_LEAD_STRENGTH}
+def drift_clues(
+    tail: Tail, clues: Mapping[str, Sequence[Clue]], incidents: Mapping[str, IncidentSpec]
+) -> dict[str, list[Clue]]:
+    """When the tail's last exception is an API error (AttributeError, ImportError, KeyError,
+    TypeError, NameError) raised in a frame of installed code (site-packages, a model's
+    remote code under transformers_modules) and no incident has confirming evidence, the
+    incidents that usually explain it (`drift_lead`) are offered as a lead on that line."""
+    if tail.is_description or _confirmed(tail, clues):
+        return {}
+    leads = [spec.slug for spec in incidents.values() if spec.drift_lead]
+    last = next(
+        (i for i in range(len(tail.lines) - 1, -1, -1) if _EXCEPTION_LINE.search(tail.lines[i])),
+        None,
+    )
+    if not leads or last is None:
+        return {}
+    line = tail.lines[last]
+    if not _API_ERROR.search(line) or _ABOUT_NONE.search(line):
+        return {}
+    above = range(last - 1, max(-1, last - 1 - _CODE_CONTEXT_LINES), -1)
+    frame = next((i for i in above if _FRAME_PATH.search(tail.lines[i])), None)
+    if frame is None:
+        return {}
+    path = _FRAME_PATH.search(tail.lines[frame]).group(1)
+    if not _INSTALLED_CODE.search(path):
+        return {}
+    return _leads(tail, last, leads, kind="drift")
+
+
+_LEAD_STRENGTH = {
+    "stage": STAGE_LEAD_STRENGTH,
+    "kill": KILL_LEAD_STRENGTH,
+    "drift": DRIFT_LEAD_STRENGTH,
+}
 
 
 def _confirmed(tail: Tail, clues: Mapping[str, Sequence[Clue]]) -> bool:

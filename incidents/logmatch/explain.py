@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from common.phrases import Phrase, gettext_noop
 
-from .clues import KILL_LEAD_REASON, STAGE_LEAD_REASONS, Clue
+from .clues import DRIFT_LEAD_REASON, KILL_LEAD_REASON, STAGE_LEAD_REASONS, Clue
 from .tail import LEVEL_WEIGHT, Tail
 
 if TYPE_CHECKING:
@@ -63,6 +63,8 @@ def _describe(clue: Clue) -> Phrase:
         return Phrase(STAGE_LEAD_REASONS[clue.seen], where=where)
     if clue.kind == "kill":
         return Phrase(KILL_LEAD_REASON, where=where)
+    if clue.kind == "drift":
+        return Phrase(DRIFT_LEAD_REASON, where=where)
     if clue.kind == "trend" and clue.source == "trend:repetition":
         return Phrase(
             gettext_noop("its symptom resembles the text of %(where)s: %(seen)s"),

@@ -66,6 +66,9 @@ class IncidentSpec:
     description: str = ""  # free text (root cause, remedy, tags, other language) for similarity
     stage_lead: bool = False  # offered as a lead when a tail clearly of its stage matches nothing
     kill_lead: bool = False  # offered as a lead when a tail ends in a bare `Killed`, nothing else
+    drift_lead: bool = (
+        False  # offered when an API error is raised inside library code, nothing else
+    )
 
 
 @dataclass(frozen=True)

@@ -276,6 +276,64 @@ def test_a_killed_that_another_line_explains_gets_no_kill_lead(catalog_index):
     assert all("killed without a word" not in s.why for s in report.suggestions)
 
 
+REMOTE_CODE_KEY_ERROR = """\
+Traceback (most recent call last):
+  File "/home/u/.cache/huggingface/modules/transformers_modules/Chat-8B/configuration_chat.py", line 51, in __init__
+    if llm_config['architectures'][0] == 'LlamaForCausalLM':
+KeyError: 'architectures'
+"""
+
+
+def test_an_api_error_raised_in_installed_code_is_a_lead_for_a_moved_dependency(catalog_index):
+    report = analyze(REMOTE_CODE_KEY_ERROR, catalog_index)
+
+    assert report.suggestions[0].slug == "python-api-drift"
+    assert not report.suggestions[0].confident
+    assert "API error raised inside installed code" in report.suggestions[0].why
+
+
+def test_the_same_error_in_the_jobs_own_script_is_no_drift_lead(catalog_index):
+    log = REMOTE_CODE_KEY_ERROR.replace(
+        "/home/u/.cache/huggingface/modules/transformers_modules/Chat-8B", "/home/u/proj"
+    )
+
+    report = analyze(log, catalog_index)
+
+    assert all("installed code" not in s.why for s in report.suggestions)
+
+
+def test_an_attribute_of_none_in_a_library_is_a_missing_input_not_a_drift(catalog_index):
+    log = """\
+  File "/opt/conda/lib/python3.10/site-packages/torch/nn/functional.py", line 2210, in embedding
+    return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+AttributeError: 'NoneType' object has no attribute 'shape'
+"""
+    report = analyze(log, catalog_index)
+
+    assert all("installed code" not in s.why for s in report.suggestions)
+
+
+def test_a_later_exception_of_another_kind_takes_the_drift_lead_away(catalog_index):
+    log = REMOTE_CODE_KEY_ERROR + "RuntimeError: the run stopped for a reason of its own\n"
+
+    report = analyze(log, catalog_index)
+
+    assert all("installed code" not in s.why for s in report.suggestions)
+
+
+def test_a_signature_that_explains_the_tail_leaves_no_drift_lead(catalog_index):
+    log = """\
+  File "/opt/conda/lib/python3.10/site-packages/transformers/utils/import_utils.py", line 1510, in _get_module
+    raise RuntimeError(
+ImportError: cannot import name 'is_torch_fx_available' from 'transformers.utils'
+"""
+    report = analyze(log, catalog_index)
+
+    assert report.suggestions[0].slug == "python-api-drift"
+    assert report.suggestions[0].confident
+    assert all("installed code" not in s.why for s in report.suggestions)
+
+
 def test_the_kill_lead_looks_past_the_shells_next_prompt(catalog_index):
     log = "Loading checkpoint shards:  50%|█████     | 1/2\nKilled\n(venv) user@host:~/proj$\n"
 
