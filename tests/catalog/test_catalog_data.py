@@ -17,7 +17,7 @@ from common.vocabulary import DISCIPLINES, LANGUAGES, STAGES
 from incidents.catalog import CATALOG_DIR, CatalogIncident, load_catalog
 from incidents.logmatch import check_counter
 from incidents.logmatch.benign import LineCorpus
-from incidents.models.incident import MAX_TAGS
+from incidents.models.incident import MAX_TAGS, Incident, Signature, Tag
 
 REPO = Path(__file__).resolve().parents[2]
 BENIGN_DIR = REPO / "incidents" / "logmatch" / "benign"
@@ -143,6 +143,31 @@ def test_it_has_every_column_in_both_languages(catalog, language):
             assert getattr(text, column).strip(), f"{incident.slug} [{language}] {column} is empty"
         assert len(text.title) <= 120, f"{incident.slug} [{language}] title too long"
         assert "\n" not in text.symptom.strip(), f"{incident.slug} [{language}] symptom is one line"
+
+
+def _limit(model, field: str) -> int | None:
+    return model._meta.get_field(field).max_length
+
+
+def test_every_text_fits_the_column_it_is_seeded_into(catalog):
+    """Seeding saves each text through the model's validation: a root cause one character
+    over its column's limit stops `seed_catalog`, and with it the app's start."""
+    columns = ("title", "symptom", "root_cause", "remedy", "prevention", "environment")
+    for incident in catalog:
+        for language, text in incident.texts.items():
+            for column in columns:
+                limit = _limit(Incident, column)
+                assert len(getattr(text, column)) <= limit, (
+                    f"{incident.slug} [{language}] {column}: {len(getattr(text, column))} > {limit}"
+                )
+        assert all(len(tag) <= _limit(Tag, "name") for tag in incident.tags), incident.slug
+        assert len(", ".join(incident.tags)) <= _limit(Incident, "tag_list"), incident.slug
+        for signature in incident.signatures:
+            where = f"{incident.slug}:{signature.key}"
+            assert len(signature.pattern) <= _limit(Signature, "pattern"), where
+            assert len(signature.note) <= _limit(Signature, "note"), where
+            assert len(signature.unless) <= _limit(Signature, "unless"), where
+            assert len("\n".join(signature.examples)) <= _limit(Signature, "examples"), where
 
 
 def test_it_writes_the_chinese_texts_in_chinese(catalog):
