@@ -42,9 +42,10 @@ ROW_COLUMNS = (
 # A search shows this many of its matches at most, the most recently updated.
 RANKED_AT_MOST = 500
 # PostgreSQL: a search looks for those among this many most recently updated incidents first
-# (at most this many rows read, whether in date order or from the indexes), and among the
-# older ones only when fewer are there: those it reads from the indexes, which is cheap since
-# they are few. No search reads the book from end to end in date order.
+# (the search indexes hold `updated_at` too, migration 0024: the index keeps the recent matches
+# and only those rows are read), and among the older ones only when fewer are there: those it
+# reads from the indexes, which is cheap since they are few. No search reads the book from end
+# to end in date order.
 RECENT_WINDOW = 50_000
 EDGE_KEPT_SECONDS = 300
 _edges: Memo[datetime | None] = Memo(size=4)
@@ -195,8 +196,8 @@ def _words_match(vendor: str, asked: list[WordQuery]):
 
 class _WordsMatch(models.Func):
     """PostgreSQL: the words hold every lexeme of the tsquery. Written as the expression of the
-    GIN index of migration 0016, so that the index serves it; the tsvector is made straight
-    from the words, with no text-search parser in between."""
+    GIN index of migrations 0016 and 0024, so that the index serves it; the tsvector is made
+    straight from the words, with no text-search parser in between."""
 
     output_field = models.BooleanField()
 
