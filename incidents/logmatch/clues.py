@@ -220,24 +220,21 @@ def drift_clues(
     TypeError, NameError) raised in a frame of installed code (site-packages, a model's
     remote code under transformers_modules) and no incident has confirming evidence, the
     incidents that usually explain it (`drift_lead`) are offered as a lead on that line."""
-    if tail.is_description or _confirmed(tail, clues):
-        return {}
     leads = [spec.slug for spec in incidents.values() if spec.drift_lead]
-    last = next(
-        (i for i in range(len(tail.lines) - 1, -1, -1) if _EXCEPTION_LINE.search(tail.lines[i])),
-        None,
-    )
-    if not leads or last is None:
+    if not leads or tail.is_description or _confirmed(tail, clues):
         return {}
-    line = tail.lines[last]
-    if not _API_ERROR.search(line) or _ABOUT_NONE.search(line):
+    errors = (i for i in range(len(tail.lines) - 1, -1, -1) if tail.levels[i] is Level.ERROR)
+    last = next((i for i in errors if _EXCEPTION_LINE.search(tail.lines[i])), None)
+    if (
+        last is None
+        or not _API_ERROR.search(tail.lines[last])
+        or _ABOUT_NONE.search(tail.lines[last])
+    ):
         return {}
     above = range(last - 1, max(-1, last - 1 - _CODE_CONTEXT_LINES), -1)
-    frame = next((i for i in above if _FRAME_PATH.search(tail.lines[i])), None)
-    if frame is None:
-        return {}
-    path = _FRAME_PATH.search(tail.lines[frame]).group(1)
-    if not _INSTALLED_CODE.search(path):
+    frames = (_FRAME_PATH.search(tail.lines[i]) for i in above)
+    frame = next((found for found in frames if found), None)
+    if frame is None or not _INSTALLED_CODE.search(frame.group(1)):
         return {}
     return _leads(tail, last, leads, kind="drift")
 
