@@ -183,3 +183,28 @@ def test_noticing_a_change_costs_no_query_within_a_second(
     IncidentFactory(slug="seen-at-once", symptom="RuntimeError: the quux lost its shard index")
     after = knowledge_index()  # this process's own change: seen at once
     assert "seen-at-once" in after.incidents
+
+
+def test_the_compiled_book_offers_each_kind_of_lead_the_catalog_names(catalog):
+    from incidents.knowledge import knowledge_index
+
+    specs = knowledge_index().incidents
+
+    assert specs["build-failure"].stage_lead
+    assert specs["host-oom"].kill_lead
+    assert specs["python-api-drift"].drift_lead
+    assert not any(spec.drift_lead for slug, spec in specs.items() if slug != "python-api-drift")
+
+
+def test_an_analysis_of_an_api_error_inside_remote_code_leads_to_a_moved_dependency(alice, catalog):
+    tail = (
+        'File "transformers_modules/Chat-8B/configuration_chat.py", line 51, in __init__\n'
+        "    if llm_config['architectures'][0] == 'LlamaForCausalLM':\n"
+        "KeyError: 'architectures'\n"
+    )
+    analysis = analysis_request(data=tail, user=alice, log_path="")
+    analysis_run(analysis_id=analysis.pk, task_id="")
+
+    top = Analysis.objects.get(pk=analysis.pk).suggestions.order_by("rank").first()
+    assert top.incident.slug == "python-api-drift"
+    assert not top.confident
