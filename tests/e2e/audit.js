@@ -35,14 +35,17 @@
   };
 
   if (!document.documentElement.lang) say("html-has-lang", document.documentElement);
-  if (document.documentElement.scrollWidth > window.innerWidth) {
+  // The layout viewport's width: on a phone, a page wider than the screen widens the window
+  // itself (innerWidth) and is shown zoomed out, so innerWidth cannot tell.
+  const screenWidth = document.documentElement.clientWidth;
+  if (document.documentElement.scrollWidth > screenWidth) {
     const wide = [...document.body.querySelectorAll("*")].filter(
-      (el) => el.getBoundingClientRect().right > window.innerWidth + 1 && !el.closest(".visually-hidden")
+      (el) => el.getBoundingClientRect().right > screenWidth + 1 && !el.closest(".visually-hidden")
     );
     // The innermost elements that stick out: the ones to fix.
     const culprits = wide.filter((el) => ![...el.children].some((child) => wide.includes(child)));
     for (const el of culprits.slice(0, 3).concat(culprits.length ? [] : [document.documentElement])) {
-      say("no-sideways-scroll", el, `${document.documentElement.scrollWidth} > ${window.innerWidth}`);
+      say("no-sideways-scroll", el, `${document.documentElement.scrollWidth} > ${screenWidth}`);
     }
   }
   // Landmarks: one main, one banner, every nav named differently.
