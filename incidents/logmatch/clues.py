@@ -13,7 +13,7 @@ import re2
 
 from common.phrases import gettext_noop
 
-from .generic import is_consequence, is_generic
+from .generic import frame_path, is_consequence, is_generic
 from .repetition import repetition
 from .signatures import Hit
 from .similarity import SimilarityIndex
@@ -49,12 +49,9 @@ DRIFT_LEAD_STRENGTH = 0.5
 DRIFT_LEAD_REASON = gettext_noop(
     "an API error raised inside installed code at %(where)s, as when a dependency moved"
 )
-_EXCEPTION_LINE = re2.compile(r"^[\s>|*`'\"]*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b: ")
-_API_ERROR = re2.compile(
-    r"^[\s>|*`'\"]*(?:[\w.]+\.)?(?:AttributeError|ImportError|KeyError|TypeError|NameError): "
-)
+_EXCEPTION_LINE = re2.compile(r"^[\s>|*`'\"]*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception))\b: ")
+_API_ERRORS = frozenset({"AttributeError", "ImportError", "KeyError", "TypeError", "NameError"})
 _ABOUT_NONE = re2.compile(r"'NoneType' object")
-_FRAME_PATH = re2.compile(r'File "([^"]*)", line \d+')
 _INSTALLED_CODE = re2.compile(r"[/\\](?:site|dist)-packages[/\\]|\btransformers_modules[/\\]")
 _CODE_CONTEXT_LINES = 4  # a frame's source line, its ^^^ markers, a blank line
 _DECORATION = "*`'\" \t>"
@@ -224,17 +221,15 @@ def drift_clues(
     if not leads or tail.is_description or _confirmed(tail, clues):
         return {}
     errors = (i for i in range(len(tail.lines) - 1, -1, -1) if tail.levels[i] is Level.ERROR)
-    last = next((i for i in errors if _EXCEPTION_LINE.search(tail.lines[i])), None)
-    if (
-        last is None
-        or not _API_ERROR.search(tail.lines[last])
-        or _ABOUT_NONE.search(tail.lines[last])
-    ):
+    found = ((i, _EXCEPTION_LINE.search(tail.lines[i])) for i in errors)
+    last, exception = next(((i, match) for i, match in found if match), (None, None))
+    if exception is None or exception.group(1) not in _API_ERRORS:
+        return {}
+    if _ABOUT_NONE.search(tail.lines[last]):
         return {}
     above = range(last - 1, max(-1, last - 1 - _CODE_CONTEXT_LINES), -1)
-    frames = (_FRAME_PATH.search(tail.lines[i]) for i in above)
-    frame = next((found for found in frames if found), None)
-    if frame is None or not _INSTALLED_CODE.search(frame.group(1)):
+    path = next((p for p in map(frame_path, (tail.lines[i] for i in above)) if p), None)
+    if path is None or not _INSTALLED_CODE.search(path):
         return {}
     return _leads(tail, last, leads, kind="drift")
 

@@ -105,12 +105,18 @@ _MISSING_INPUT = re2.compile(
 _SHELL_CANNOT_RUN = re2.compile(
     r"\bline \d+: \S+: (?:No such file or directory|Not a directory|command not found)"
 )
-_PYTHON_FRAME = re2.compile(r'File "[^"]*", line \d+')
+_PYTHON_FRAME = re2.compile(r'File "([^"]*)", line \d+')
 _EXCEPTION_MESSAGE = re2.compile(r"\b[\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b:")
 # A run of one character class, nothing to backtrack: `re`, whose matches cost less to take.
 _WORDS = re.compile(r"[A-Za-z]+|[^\x00-\x7f]")
 # Fewer informative letters than this and the line says nothing about the cause.
 _MIN_INFORMATIVE_LETTERS = 8
+
+
+def frame_path(line: str) -> str | None:
+    """The file a Python traceback's `File "…", line N` frame names; None for another line."""
+    found = _PYTHON_FRAME.search(line)
+    return found.group(1) if found else None
 
 
 def follows_frame(previous: str, line: str) -> bool:

@@ -7,6 +7,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from incidents import logmatch, tasks
+from incidents.knowledge import knowledge_index
 from incidents.models import Analysis, Incident, Signature
 from incidents.seeding import catalog_seed
 from incidents.services import analysis as analysis_service
@@ -186,8 +187,6 @@ def test_noticing_a_change_costs_no_query_within_a_second(
 
 
 def test_the_compiled_book_offers_each_kind_of_lead_the_catalog_names(catalog):
-    from incidents.knowledge import knowledge_index
-
     specs = knowledge_index().incidents
 
     assert specs["build-failure"].stage_lead
