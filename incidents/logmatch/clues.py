@@ -221,11 +221,11 @@ def drift_clues(
     if not leads or tail.is_description or _confirmed(tail, clues):
         return {}
     errors = (i for i in range(len(tail.lines) - 1, -1, -1) if tail.levels[i] is Level.ERROR)
-    found = ((i, _EXCEPTION_LINE.search(tail.lines[i])) for i in errors)
-    last, exception = next(((i, match) for i, match in found if match), (None, None))
-    if exception is None or exception.group(1) not in _API_ERRORS:
+    last = next((i for i in errors if _EXCEPTION_LINE.search(tail.lines[i])), None)
+    if last is None:
         return {}
-    if _ABOUT_NONE.search(tail.lines[last]):
+    exception = _EXCEPTION_LINE.search(tail.lines[last])
+    if exception.group(1) not in _API_ERRORS or _ABOUT_NONE.search(tail.lines[last]):
         return {}
     above = range(last - 1, max(-1, last - 1 - _CODE_CONTEXT_LINES), -1)
     path = next((p for p in map(frame_path, (tail.lines[i] for i in above)) if p), None)
