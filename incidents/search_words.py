@@ -6,7 +6,9 @@ also kept as a list of words, indexed by a plain word index on both databases. C
 Japanese, Korean) is written without spaces, so a run of those characters gives each character
 and each pair of neighbours as words: a term of one or two of them is then one exact word
 ("显存不足" gives 显 存 不 足 显存 存不 不足). Other letters and digits form ordinary words, which a
-short term matches by their start ("of" finds "of" and "offload").
+two-character term matches by their start ("of" finds "of" and "offload") and a one-character
+term as a whole word ("3" finds "rank 3", not "300" and "3.5": a one-character start is shared
+by a sixteenth of all words, which a search cannot narrow and the index would read whole).
 
 Plain Python: the same words go into PostgreSQL's tsvector and SQLite's FTS5 table.
 """
@@ -64,7 +66,7 @@ def word_query(term: str) -> WordQuery:
     exact, prefixes = [], []
     for cjk, other in _RUNS.findall(term.lower()):
         if other:
-            prefixes.append(other)
+            (exact if len(other) == 1 else prefixes).append(other)
         else:
             exact.append(cjk)  # one or two characters: a word of the index as it is
     runs = exact + prefixes

@@ -147,6 +147,15 @@ def test_short_english_words_narrow_the_search(alice_client):
     assert _slugs(alice_client, "on all") == ["proof"]
 
 
+def test_one_letter_or_digit_is_a_whole_word_and_two_start_one(alice_client):
+    IncidentFactory(slug="rank", symptom="NCCL watchdog timeout on rank 3")
+    IncidentFactory(slug="port", symptom="bind to port 30000 failed")
+    IncidentFactory(slug="version", symptom="needs CANN 3.5 or newer")
+    assert sorted(_slugs(alice_client, "3")) == ["rank", "version"]
+    assert _slugs(alice_client, "timeout 3") == ["rank"]
+    assert _slugs(alice_client, "30") == ["port"]
+
+
 def test_a_short_term_with_punctuation_keeps_it(alice_client):
     IncidentFactory(slug="minus", symptom="exit code -1")
     IncidentFactory(slug="plus", symptom="exit code 1")
