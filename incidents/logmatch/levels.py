@@ -112,9 +112,12 @@ RULES: tuple[tuple[str, str, Level], ...] = (
 # fmt: on
 
 
-# "AssertionError: " alone: the message is on the lines that follow, up to a blank line or a
-# line with a level of its own, and at most this many.
-_EMPTY_MESSAGE_PATTERN = r"^\s*" + _EXCEPTION_CLASS + r":\s*$"
+# "AssertionError: " alone, or CMake's "CMake Error at FILE:LINE (message):": the message is on
+# the lines that follow, up to a blank line or a line with a level of its own, and at most this
+# many.
+_EMPTY_MESSAGE_PATTERN = (
+    r"^\s*" + _EXCEPTION_CLASS + r":\s*$" + r"|^\s*CMake Error at \S+ \(message\):\s*$"
+)
 _EMPTY_MESSAGE = re2.compile(_EMPTY_MESSAGE_PATTERN)
 MESSAGE_LINES = 12
 

@@ -378,3 +378,25 @@ def test_an_exception_whose_message_starts_on_the_next_line_keeps_it_an_error():
 
     assert levels[4:6] == [Level.ERROR, Level.ERROR]
     assert levels[7] is Level.INFO
+
+
+def test_a_cmake_message_error_keeps_its_indented_message_an_error():
+    # ggml-org/llama.cpp#10719: the reason is on the lines under "CMake Error at … (message):"
+    lines = [
+        "-- CANN: SOC_VERSION auto-detected is:Ascend310B1",
+        "CMake Error at /usr/local/Ascend/ascend-toolkit/latest/compiler/tikcpp/"
+        "ascendc_kernel_cmake/host_config.cmake:20 (message):",
+        "  SOC_VERSION ascend310b1 does not support, the support list is",
+        "  ascend910b1;ascend910b2;ascend910b2c;ascend910b3;ascend910b4;ascend910a;ascend910proa;"
+        "ascend910b;ascend910prob;ascend910premiuma;ascend310p1;ascend310p3;ascend310p3vir01;"
+        "ascend310p3vir02;ascend310p3vir04;ascend310p3vir08",
+        "Call Stack (most recent call first):",
+        "",
+        "-- Adding CPU backend variant ggml-cpu:  ",
+    ]
+
+    levels = classify(lines)
+
+    assert levels[0] is Level.INFO
+    assert levels[1:4] == [Level.ERROR, Level.ERROR, Level.ERROR]
+    assert levels[6] is Level.INFO
