@@ -1,7 +1,9 @@
+import functools
 from html import escape
 from urllib.parse import quote
 
 from django import template
+from django.urls import get_script_prefix, reverse
 from django.utils.formats import date_format
 from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
@@ -26,7 +28,12 @@ def incident_title(incident):
 
 def _label(choices, code: str) -> str:
     """A code as its label in the page's language; unknown codes as they are."""
-    return choices(code).label if code in choices.values else code
+    return _label_in(choices, code, get_language())
+
+
+@functools.lru_cache(maxsize=1024)
+def _label_in(choices, code: str, language: str | None) -> str:
+    return str(choices(code).label) if code in choices.values else code
 
 
 @register.filter
@@ -69,20 +76,44 @@ def incident_row(incident):
     """One row of the incident list: title in the page's language, labels, tags (from
     `selectors.incident_tag_names`) as filter links."""
     reporter = incident.reporter
-    tags = "".join(TAG.format(query=escape(quote(t)), name=escape(t)) for t in incident.tag_names)
+    language = get_language()
     return mark_safe(
         ROW.format(
-            url=escape(incident.get_absolute_url()),
-            title=escape(incident.title_in(get_language())),
+            url=escape(incident.slug.join(_detail_url(get_script_prefix()))),
+            title=escape(incident.title_in(language)),
             slug=escape(incident.slug),
             stage=escape(incident.stage),
-            stage_label=escape(stage_label(incident.stage)),
-            discipline=escape(discipline_label(incident.discipline)),
+            stage_label=escape(_label_in(Stage, incident.stage, language)),
+            discipline=escape(_label_in(Discipline, incident.discipline, language)),
             severity=escape(incident.severity),
-            severity_label=escape(severity_label(incident.severity)),
+            severity_label=escape(_label_in(Severity, incident.severity, language)),
             recurrences=incident.recurrence_count,
-            tags=tags,
-            occurred=escape(date_format(incident.occurred_on)) if incident.occurred_on else "—",
+            tags="".join(_tag_link(name) for name in incident.tag_names),
+            occurred=_date(incident.occurred_on, language) if incident.occurred_on else "—",
             reporter=escape(reporter.username) if reporter and reporter.username else "—",
         )
     )
+
+
+# What a row repeats from one row and one page to the next is worked out once per process:
+# the detail URL's shape, a tag's link, a date and a label in each language.
+SLUG_MARK = "slug-mark"
+
+
+@functools.lru_cache(maxsize=8)
+def _detail_url(script_prefix: str) -> tuple[str, str]:
+    """The detail URL around its slug, as the two parts that go before and after it."""
+    head, _, tail = reverse("incidents:incident-detail", kwargs={"slug": SLUG_MARK}).rpartition(
+        SLUG_MARK
+    )
+    return head, tail
+
+
+@functools.lru_cache(maxsize=4096)
+def _tag_link(name: str) -> str:
+    return TAG.format(query=escape(quote(name)), name=escape(name))
+
+
+@functools.lru_cache(maxsize=4096)
+def _date(day, language: str | None) -> str:
+    return escape(date_format(day))

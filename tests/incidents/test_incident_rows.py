@@ -79,6 +79,23 @@ def test_a_row_speaks_chinese_on_a_chinese_page(alice_client, catalog):
         assert "2026" in formats.date_format(date(2026, 3, 4))
 
 
+def test_rows_change_language_with_the_page_in_one_process(alice_client):
+    IncidentFactory(slug="swap", stage="serve", occurred_on=date(2026, 3, 4))
+
+    def shown(language: str) -> str:
+        alice_client.post(reverse("language-set"), {"language": language, "next": "/"})
+        return _row(alice_client.get(LIST).content.decode(), "swap")
+
+    english, chinese, again = shown("en"), shown("zh-hans"), shown("en")
+
+    assert again == english
+    assert ">Serve</span>" in english and "Mar" in english
+    with translation.override("zh-hans"):
+        assert f">{Incident(stage='serve').get_stage_display()}</span>" in chinese
+        assert formats.date_format(date(2026, 3, 4)) in chinese
+    assert 'href="/incidents/swap/"' in english
+
+
 def test_a_row_escapes_what_people_typed(alice_client):
     IncidentFactory(slug="typed", title='<script>alert("t")</script> & co', tags=['"><b>x'])
     row = _row(alice_client.get(LIST).content.decode(), "typed")
