@@ -54,6 +54,23 @@ _API_ERRORS = frozenset({"AttributeError", "ImportError", "KeyError", "TypeError
 _ABOUT_NONE = re2.compile(r"'NoneType' object")
 _INSTALLED_CODE = re2.compile(r"[/\\](?:site|dist)-packages[/\\]|\btransformers_modules[/\\]")
 _CODE_CONTEXT_LINES = 4  # a frame's source line, its ^^^ markers, a blank line
+# IPython/Jupyter/Colab tracebacks head a frame with the file and the function instead of
+# `File "…", line N` (`File ~/env/…/deprecation.py:165, in wrapped_func(…)`,
+# `[/usr/…/utils.py](https://localhost:8080/#) in generate(…)`, `~/…/modeling_x.py in chat(…)`)
+# and print numbered source lines under it (`--> 165 return …`, `   1331 else:`, `...`).
+_IPYTHON_FRAME = re2.compile(
+    r"^\s*(?:File\s+)?\[?((?:[A-Za-z]:)?[~/\\][^\s\]]*\.py)(?::\d+)?\]?(?:\(\S*\))?,?\s+in\s+\S"
+)
+_IPYTHON_CONTEXT = re2.compile(r"^\s*(?:-*>\s*)?\d+(?:\s|$)|^\s*(?:\.\.\.|\(\.\.\.\))\s*$|^\s*$")
+# A call whose arguments do not fit the callee's signature: Python raises it at the call site,
+# so the frame says who called, not whose signature moved. With no frame in the tail at all
+# (a pasted message), it is the drift lead's as much as a library frame's.
+_CALL_SIGNATURE = re2.compile(
+    r"TypeError: .*(?:[Uu]nexpected keyword argument"
+    r"|missing \d+ required (?:positional|keyword-only) arguments?"
+    r"|takes (?:from )?\d+ (?:to \d+ )?positional arguments? but \d+ (?:was|were) given"
+    r"|got multiple values for (?:keyword )?argument)"
+)
 _DECORATION = "*`'\" \t>"
 # The shell's prompt, pasted after the output: `$`, `user@host:~/run$`, `(venv) … #`.
 _PROMPT = re.compile(r"^\s*(\(\S+\)\s*)?(\S+@\S+:\S*\s*)?[$#%>]\s*$")
@@ -215,8 +232,10 @@ def drift_clues(
 ) -> dict[str, list[Clue]]:
     """When the tail's last exception is an API error (AttributeError, ImportError, KeyError,
     TypeError, NameError) raised in a frame of installed code (site-packages, a model's
-    remote code under transformers_modules) and no incident has confirming evidence, the
-    incidents that usually explain it (`drift_lead`) are offered as a lead on that line."""
+    remote code under transformers_modules; Python's frame layout or IPython's) and no
+    incident has confirming evidence, the incidents that usually explain it (`drift_lead`)
+    are offered as a lead on that line. So is a call that does not fit its callee's
+    signature (`missing 1 required positional argument`) in a tail that shows no frame at all."""
     leads = [spec.slug for spec in incidents.values() if spec.drift_lead]
     if not leads or tail.is_description or _confirmed(tail, clues):
         return {}
@@ -227,11 +246,35 @@ def drift_clues(
     exception = _EXCEPTION_LINE.search(tail.lines[last])
     if exception.group(1) not in _API_ERRORS or _ABOUT_NONE.search(tail.lines[last]):
         return {}
-    above = range(last - 1, max(-1, last - 1 - _CODE_CONTEXT_LINES), -1)
-    path = next((p for p in map(frame_path, (tail.lines[i] for i in above)) if p), None)
+    path = _raising_frame(tail.lines, last)
+    frameless = not any(_frame(line) for line in tail.lines)
+    if path is None and frameless and _CALL_SIGNATURE.search(tail.lines[last]):
+        return _leads(tail, last, leads, kind="drift")
     if path is None or not _INSTALLED_CODE.search(path):
         return {}
     return _leads(tail, last, leads, kind="drift")
+
+
+def _frame(line: str) -> str | None:
+    """The file a traceback frame names, in Python's or IPython's layout; None for another line."""
+    found = frame_path(line)
+    if found:
+        return found
+    ipython = _IPYTHON_FRAME.search(line)
+    return ipython.group(1) if ipython else None
+
+
+def _raising_frame(lines: Sequence[str], exception: int) -> str | None:
+    """The file of the frame right above the exception line: within a frame's few lines of
+    source, or an IPython frame past any number of its numbered source lines."""
+    for distance, index in enumerate(range(exception - 1, -1, -1), 1):
+        if distance <= _CODE_CONTEXT_LINES and (path := _frame(lines[index])):
+            return path
+        if distance > _CODE_CONTEXT_LINES and (ipython := _IPYTHON_FRAME.search(lines[index])):
+            return ipython.group(1)
+        if distance >= _CODE_CONTEXT_LINES and not _IPYTHON_CONTEXT.search(lines[index]):
+            return None
+    return None
 
 
 _LEAD_STRENGTH = {

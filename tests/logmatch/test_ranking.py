@@ -334,6 +334,111 @@ ImportError: cannot import name 'is_torch_fx_available' from 'transformers.utils
     assert all("installed code" not in s.why for s in report.suggestions)
 
 
+IPYTHON_REMOTE_CODE = """\
+~/.cache/huggingface/modules/transformers_modules/Org/Model-4B/67bccd1/modeling_chat.py in generate(self, pixel_values, input_ids)
+    311             input_embeds = self.language_model.get_input_embeddings()(input_ids)
+    312
+...
+-> 1330                 max_cache_length = past_key_values.get_max_length()
+   1331             else:
+   1332                 cache_length = past_length = past_key_values[0][0].shape[2]
+
+AttributeError: 'DynamicCache' object has no attribute 'get_max_length'
+"""
+
+
+def test_an_ipython_frame_of_remote_code_above_its_numbered_source_is_a_drift_lead(
+    catalog_index,
+):
+    report = analyze(IPYTHON_REMOTE_CODE, catalog_index)
+
+    assert report.suggestions[0].slug == "python-api-drift"
+    assert not report.suggestions[0].confident
+    assert "API error raised inside installed code" in report.suggestions[0].why
+
+
+def test_an_ipython_frame_of_the_notebooks_own_code_is_no_drift_lead(catalog_index):
+    log = IPYTHON_REMOTE_CODE.replace(
+        "~/.cache/huggingface/modules/transformers_modules/Org/Model-4B/67bccd1", "~/proj"
+    )
+
+    report = analyze(log, catalog_index)
+
+    assert all("installed code" not in s.why for s in report.suggestions)
+
+
+def test_a_colab_frame_in_site_packages_is_installed_code(catalog_index):
+    log = """\
+[/usr/local/lib/python3.11/dist-packages/transformers/generation/utils.py](https://localhost:8080/#) in generate(self, inputs)
+   2325             # 12. run sample
+-> 2326             result = self._sample(
+   2327                 input_ids,
+
+KeyError: 'cache_position'
+"""
+    report = analyze(log, catalog_index)
+
+    assert report.suggestions[0].slug == "python-api-drift"
+    assert "API error raised inside installed code" in report.suggestions[0].why
+
+
+def test_a_frame_far_above_other_lines_is_not_the_raising_frame(catalog_index):
+    log = REMOTE_CODE_KEY_ERROR.replace(
+        "KeyError: 'architectures'\n",
+        "loading the config\nchecking the fields\nmapping the names\nstill here\n"
+        "KeyError: 'architectures'\n",
+    )
+
+    report = analyze(log, catalog_index)
+
+    assert all("installed code" not in s.why for s in report.suggestions)
+
+
+def test_a_call_that_does_not_fit_a_signature_with_no_frame_shown_is_a_drift_lead(
+    catalog_index,
+):
+    log = """\
+model_inputs = self.prepare_inputs_for_generation(input_ids, **model_kwargs)
+TypeError: prepare_inputs_for_generation() missing 1 required positional argument: 'past'
+"""
+    report = analyze(log, catalog_index)
+
+    assert report.suggestions[0].slug == "python-api-drift"
+    assert not report.suggestions[0].confident
+
+
+def test_a_call_that_does_not_fit_in_the_jobs_own_script_is_no_drift_lead(catalog_index):
+    log = """\
+Traceback (most recent call last):
+  File "/home/u/proj/train.py", line 40, in <module>
+    model = build(cfg)
+TypeError: build() missing 1 required positional argument: 'vocab'
+"""
+    report = analyze(log, catalog_index)
+
+    assert all("installed code" not in s.why for s in report.suggestions)
+
+
+def test_numpy2_removing_a_name_is_api_drift_unless_a_module_compiled_for_numpy1_shows(
+    catalog_index,
+):
+    removed = (
+        "AttributeError: `np.NaN` was removed in the NumPy 2.0 release. Use `np.nan` instead.\n"
+    )
+    banner = (
+        "A module that was compiled using NumPy 1.x cannot be run in\n"
+        "NumPy 2.0.0 as it may crash. To support both 1.x and 2.x\n"
+        "downgrade to 'numpy<2' or try to upgrade the affected module.\n\n"
+    )
+
+    alone = analyze(removed, catalog_index)
+    with_banner = analyze(banner + removed, catalog_index)
+
+    assert alone.suggestions[0].slug == "python-api-drift"
+    assert alone.suggestions[0].confident
+    assert with_banner.suggestions[0].slug == "version-mismatch"
+
+
 def test_the_kill_lead_looks_past_the_shells_next_prompt(catalog_index):
     log = "Loading checkpoint shards:  50%|█████     | 1/2\nKilled\n(venv) user@host:~/proj$\n"
 
