@@ -109,6 +109,9 @@ def _flush(batch: list[Incident], tags: list[Tag], recurrences: int, rng: random
         through(incident_id=incident.pk, tag_id=tags[incident.pk % len(tags)].pk)
         for incident in created
     )
+    for n, tag in enumerate(tags):  # the names each incident stores, as the services do
+        tagged = [incident.pk for incident in created if incident.pk % len(tags) == n]
+        Incident.objects.filter(pk__in=tagged).update(tag_list=tag.name)
     rows = [
         Recurrence(incident_id=incident.pk, occurred_on=incident.occurred_on)
         for incident in created
@@ -159,6 +162,8 @@ def requests(small: int) -> dict[str, tuple[str, dict]]:
         "list q=checkpoint 3": ("/incidents/", {"q": "checkpoint 3"}),
         "list stage=serve": ("/incidents/", {"stage": "serve"}),
         "list tag + severity": ("/incidents/", {"tag": "nccl", "severity": "high"}),
+        "list tag + stage": ("/incidents/", {"tag": "nccl", "stage": "serve"}),
+        "API list tag + severity": ("/api/v1/incidents/", {"tag": "nccl", "severity": "high"}),
         "list by recurrences": ("/incidents/", {"sort": "-recurrences"}),
         "list, cursor at 90%": ("/incidents/", {"cursor": deep}),
         "incident, typical": (typical.get_absolute_url(), {}),

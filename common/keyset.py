@@ -193,16 +193,27 @@ class KeysetPage:
         return self.next is not None or self.previous is not None
 
 
-def keyset_page(queryset, *, cursor: str | None, size: int) -> KeysetPage:
+def keyset_page(
+    queryset, *, cursor: str | None, size: int, rare_filters: bool = False
+) -> KeysetPage:
     """The `size` rows of `queryset` after the position `cursor` names (the first ones without
-    it), in the queryset's order; raises CursorInvalid for a cursor of another order."""
+    it), in the queryset's order; raises CursorInvalid for a cursor of another order.
+
+    `rare_filters`: the queryset's filters may match few rows that no index of the order finds
+    (the incident list's facets); its page is then looked for as `_first_filtered` says."""
     keys, annotations = order_keys(queryset)
     position, reverse = cursor_decode(cursor, keys) if cursor else (None, False)
-    queryset = queryset.annotate(**annotations)
-    if position is not None:
-        queryset = queryset.filter(keyset_after(keys, position, reverse))
-    ordered = queryset.order_by(*(key.order(reverse) for key in keys))
-    rows = list(ordered[: size + 1])
+    filtered = bool(queryset.query.where)
+    after = keyset_after(keys, position, reverse) if position is not None else Q()
+    ordered = (
+        queryset.annotate(**annotations)
+        .filter(after)
+        .order_by(*(key.order(reverse) for key in keys))
+    )
+    if rare_filters and filtered and _columns(ordered, keys):
+        rows = _first_filtered(ordered, after, keys, reverse, size + 1)
+    else:
+        rows = list(ordered[: size + 1])
     more = len(rows) > size
     rows = rows[:size]
     if reverse:
@@ -220,6 +231,80 @@ def keyset_page(queryset, *, cursor: str | None, size: int) -> KeysetPage:
         # Nothing after the position: the page before is all before it, the first page.
         preceding = cursor_at(rows[0], backward=True) if rows else FIRST_PAGE
     return KeysetPage(rows=rows, next=following, previous=preceding)
+
+
+# A filtered list is read by walking the index of its order and testing each row: quick when
+# many rows match, but when few do (two filters that rarely meet) the walk reads the whole
+# table to find a page, or to learn there is none. So a filtered page is looked for first among
+# the rows that come first in the order unfiltered, a bounded walk (PROBE_ROWS_PER_ROW for each
+# row asked, PROBE_ROWS at least); only when fewer match there are the matches read by the
+# filters' own indexes and sorted, and those are then rare.
+PROBE_ROWS = 2000
+PROBE_ROWS_PER_ROW = 40
+
+
+def _columns(queryset, keys: list[Key]) -> list[str] | None:
+    """The columns of the order's keys, when each is a column of the queryset's own table."""
+    attributes = {field.attname: field.column for field in queryset.model._meta.concrete_fields}
+    if not all(key.attribute in attributes for key in keys):
+        return None
+    return [attributes[key.attribute] for key in keys]
+
+
+def _first_filtered(ordered, after: Q, keys: list[Key], reverse: bool, count: int) -> list:
+    """The first `count` rows of a filtered, ordered queryset (after the position `after`),
+    without walking the whole table when its rows are few."""
+    window = max(PROBE_ROWS, PROBE_ROWS_PER_ROW * count)
+    unfiltered = (
+        ordered.model._base_manager.using(ordered.db)
+        .filter(after)
+        .order_by(*(key.order(reverse) for key in keys))
+    )
+    first = keys[0]
+    edge = list(unfiltered.values_list(first.attribute, flat=True)[window - 1 : window])
+    if not edge:  # the table holds no more than the window: walking it is bounded
+        return list(ordered[:count])
+    # The rows up to the edge, in the order: a range of the first key's index.
+    within = ordered.filter(first.at_or_after(edge[0], not reverse))
+    rows = list(within[:count])
+    if len(rows) == count:
+        return rows
+    return _rare_rows(ordered, keys, reverse, count)
+
+
+def _rare_rows(ordered, keys: list[Key], reverse: bool, count: int) -> list:
+    """The first `count` rows of the queryset's matches, read through its filters' indexes and
+    then sorted: the subquery fence (OFFSET 0) keeps the database from walking the order's
+    index instead, which it would choose by guessing the filters independent."""
+    connection = connections[ordered.db]
+    columns = _columns(ordered, keys) or []
+    meta = ordered.model._meta
+    selected = list(dict.fromkeys([meta.pk.attname, *(key.attribute for key in keys)]))
+    sql, params = ordered.order_by().values_list(*selected).query.sql_with_params()
+    quote = connection.ops.quote_name
+    order = ", ".join(
+        _order_sql(key, quote(column), reverse) for key, column in zip(keys, columns, strict=True)
+    )
+    fence = "OFFSET 0" if connection.vendor == "postgresql" else "LIMIT -1 OFFSET 0"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {quote(meta.pk.column)} FROM ({sql} {fence}) AS matches "
+            f"ORDER BY {order} LIMIT %s",
+            [*params, count],
+        )
+        pks = list(dict.fromkeys(row[0] for row in cursor.fetchall()))
+    found = {row.pk: row for row in ordered.filter(pk__in=pks)}
+    return [found[pk] for pk in pks if pk in found]
+
+
+def _order_sql(key: Key, column: str, reverse: bool) -> str:
+    """One term of ORDER BY as `Key.order` writes it."""
+    descending = key.descending != reverse
+    sql = f"{column} {'DESC' if descending else 'ASC'}"
+    if key.nulls_explicit:
+        last = key.nulls_largest != descending
+        sql += " NULLS LAST" if last else " NULLS FIRST"
+    return sql
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,25 @@ from incidents.models import TEXT_FIELDS, Incident, Recurrence, Signature, Tag, 
 
 @admin.register(Tag)
 class TagAdmin(admin.ModelAdmin):
+    """A tag renamed or deleted here is renamed or dropped in its incidents' stored names too
+    (the list's tag filter and the search read those)."""
+
     search_fields = ["name"]
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if change and "name" in form.changed_data:
+            services.incidents_retagged(incident_ids=obj.incidents.values_list("pk", flat=True))
+
+    def delete_model(self, request, obj):
+        self.delete_queryset(request, Tag.objects.filter(pk=obj.pk))
+
+    def delete_queryset(self, request, queryset):
+        tagged = list(
+            Incident.objects.filter(tags__in=queryset).values_list("pk", flat=True).distinct()
+        )
+        super().delete_queryset(request, queryset)
+        services.incidents_retagged(incident_ids=tagged)
 
 
 class SignatureInline(admin.TabularInline):

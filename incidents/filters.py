@@ -21,7 +21,7 @@ class IncidentFilterSet(django_filters.FilterSet):
     stage = django_filters.ChoiceFilter(choices=Stage.choices, label=_("Stage"))
     discipline = django_filters.ChoiceFilter(choices=Discipline.choices, label=_("Discipline"))
     severity = django_filters.ChoiceFilter(choices=Severity.choices, label=_("Severity"))
-    tag = django_filters.CharFilter(field_name="tags__name", label=_("Tag"), max_length=40)
+    tag = django_filters.CharFilter(method="filter_tag", label=_("Tag"), max_length=40)
     reporter = django_filters.CharFilter(
         field_name="reporter__username", label=_("Reporter"), max_length=150
     )
@@ -64,6 +64,9 @@ class IncidentFilterSet(django_filters.FilterSet):
         for name in [n for n in asked if n not in last] + [n for n in last if n in asked]:
             queryset = self.filters[name].filter(queryset, asked[name])
         return queryset
+
+    def filter_tag(self, queryset, name, value):
+        return queryset.tagged(value)
 
     def filter_q(self, queryset, name, value):
         return queryset.search(value)

@@ -29,7 +29,12 @@ class Pagination(CursorPagination):
         self.base_url = request.build_absolute_uri()
         cursor = request.query_params.get(self.cursor_query_param)
         try:
-            self.page: KeysetPage = keyset_page(queryset, cursor=cursor, size=self.page_size)
+            self.page: KeysetPage = keyset_page(
+                queryset,
+                cursor=cursor,
+                size=self.page_size,
+                rare_filters=getattr(view, "rare_filters", False),
+            )
         except CursorInvalid as error:
             raise self._invalid() from error
         self.display_page_controls = self.page.has_other_pages

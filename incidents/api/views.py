@@ -41,6 +41,7 @@ class IncidentViewSet(viewsets.ModelViewSet):
     # PostgreSQL refuses in a query) is a 404 before the database sees it.
     lookup_value_regex = "[-a-zA-Z0-9_]+"
     ordering_fields = ["updated_at", "occurred_on", "recurrence_count", "title"]
+    rare_filters = True  # its facets may meet rarely: common/keyset.py, _first_filtered
 
     def perform_create(self, serializer):
         data = dict(serializer.validated_data)
@@ -129,6 +130,7 @@ class AnalysisViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
     serializer_class = AnalysisSerializer
     ordering_fields = ["created_at", "id"]
     filterset_fields = ["status", "stage", "confident", "source", "host", "job_id", "exit_status"]
+    rare_filters = True
     throttle_scope = "analyses"
 
     def get_queryset(self):

@@ -67,6 +67,17 @@ def incident_index(*, incident: Incident) -> None:
     )
 
 
+def incidents_retagged(*, incident_ids: Iterable[int]) -> None:
+    """Store these incidents' tag names again (`tag_list`, the search text) after a tag itself
+    changed under them: renamed or deleted in the admin."""
+    incidents = list(Incident.objects.filter(pk__in=list(incident_ids)).prefetch_related("tags"))
+    for incident in incidents:
+        names = [tag.name for tag in incident.tags.all()]
+        Incident.objects.filter(pk=incident.pk).update(tag_list=tag_list_text(names))
+        incident_index(incident=incident)
+    knowledge_changed(slugs=[incident.slug for incident in incidents])
+
+
 def incident_save_with_tags(incident: Incident, tags: Iterable[str] | None) -> None:
     """Validate and save; one save, hence one history record, that includes the tag names."""
     names = tag_names_clean(tags) if tags is not None else None

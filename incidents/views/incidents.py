@@ -29,7 +29,7 @@ def incident_list(request):
     filterset = IncidentFilterSet(request.GET, queryset=Incident.objects.for_rows())
     queryset = filterset.qs if filterset.is_valid() else Incident.objects.none()
     queryset = queryset.order_by(*(queryset.query.order_by or ("-updated_at",)), "-id")
-    page = _page(request, queryset, PAGE_SIZE)
+    page = _page(request, queryset, PAGE_SIZE, rare_filters=True)
     selectors.incident_tag_names(page.rows)
     count = count_up_to(queryset, COUNT_CAP)
     context = {
@@ -163,10 +163,12 @@ def _draft_initial(request) -> dict:
     }
 
 
-def _page(request, queryset, size: int):
+def _page(request, queryset, size: int, *, rare_filters: bool = False):
     """The page of `queryset` the request's cursor names; a cursor of another list or order
     names no page of this one."""
     try:
-        return keyset_page(queryset, cursor=request.GET.get("cursor"), size=size)
+        return keyset_page(
+            queryset, cursor=request.GET.get("cursor"), size=size, rare_filters=rare_filters
+        )
     except CursorInvalid as error:
         raise Http404(_("Not a cursor of this list: follow its next link.")) from error

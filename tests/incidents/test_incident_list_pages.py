@@ -3,11 +3,13 @@ first one does, and the count stops at a cap instead of counting every match."""
 
 import html
 import re
+from datetime import date
 
 import pytest
 from django.urls import reverse
 
-from incidents.models import Incident
+from incidents.filters import IncidentFilterSet
+from incidents.models import Incident, Tag
 from incidents.views import incidents as views
 from tests.factories import IncidentFactory
 
@@ -114,3 +116,67 @@ def test_a_page_number_from_an_old_link_shows_the_first_page(alice_client, small
 
     assert response.status_code == 200
     assert [i.slug for i in response.context["page"]] == ["inc-2", "inc-1"]
+
+
+@pytest.fixture
+def small_probe(monkeypatch):
+    """A bounded walk of 3 rows: a filter that matches only older incidents is found past it."""
+    from common import keyset
+
+    monkeypatch.setattr(keyset, "PROBE_ROWS", 3)
+    monkeypatch.setattr(keyset, "PROBE_ROWS_PER_ROW", 1)
+
+
+@pytest.mark.parametrize("sort", ["", "occurred", "-recurrences"])
+def test_filters_that_rarely_meet_are_paged_like_any_other(
+    alice_client, small_pages, small_probe, sort
+):
+    for n in range(3):  # the oldest: the only ones with both
+        IncidentFactory(
+            slug=f"both-{n}",
+            severity="high",
+            tags=["nccl"],
+            occurred_on=None if n == 1 else date(2026, 1, 1 + n),
+        )
+        Incident.objects.filter(slug=f"both-{n}").update(recurrence_count=n)
+    for n in range(6):  # newer, each with one of the two
+        IncidentFactory(
+            slug=f"one-{n}",
+            severity="high" if n % 2 else "low",
+            tags=["gpu"] if n % 2 else ["nccl"],
+            occurred_on=date(2026, 2, 1 + n),
+        )
+    query = {"tag": "NCCL", "severity": "high", **({"sort": sort} if sort else {})}
+    expected = [
+        incident.slug
+        for incident in Incident.objects.filter(severity="high", tags__name="nccl").order_by(
+            *IncidentFilterSet({"sort": sort} if sort else {}).qs.query.order_by or ["-updated_at"],
+            "-id",
+        )
+    ]
+
+    pages, links = _walk(alice_client, query)
+
+    assert [slug for page in pages for slug in page] == expected
+    assert sorted(expected) == ["both-0", "both-1", "both-2"]
+    back = alice_client.get(LIST + links[-1]["prev"])
+    assert [incident.slug for incident in back.context["page"]] == pages[0]
+    assert back.context["count"] == 3
+
+
+def test_a_tag_renamed_or_deleted_in_the_admin_moves_its_incidents(lena_client):
+    IncidentFactory(slug="tagged", tags=["nccl", "gpu"])
+    tag = Tag.objects.get(name="nccl")
+
+    lena_client.post(reverse("admin:incidents_tag_change", args=[tag.pk]), {"name": "hccl"})
+
+    assert _slugs_tagged(lena_client, "hccl") == ["tagged"]
+    assert _slugs_tagged(lena_client, "nccl") == []
+    assert Incident.objects.get(slug="tagged").tag_list == "gpu, hccl"
+    lena_client.post(reverse("admin:incidents_tag_delete", args=[tag.pk]), {"post": "yes"})
+    assert _slugs_tagged(lena_client, "hccl") == []
+    assert Incident.objects.get(slug="tagged").tag_list == "gpu"
+
+
+def _slugs_tagged(client, tag: str) -> list[str]:
+    return [incident.slug for incident in client.get(LIST, {"tag": tag}).context["page"]]
