@@ -153,14 +153,18 @@ def _most_recent(queryset: IncidentQuerySet, limit: int) -> list[int]:
     )
     if len(recent) == limit:
         return recent
-    older = queryset.filter(updated_at__lt=edge).order_by().values("id", "updated_at")
-    sql, params = older.query.sql_with_params()
+    matches = queryset.order_by().values("id", "updated_at")
+    sql, params = matches.query.sql_with_params()
     # OFFSET 0 keeps the planner from walking the older rows in date order looking for the
-    # few that match (a walk as long as the book): it reads the matches, then sorts them.
+    # few that match (a walk as long as the book): it reads the matches, then sorts them. The
+    # date is tested outside it: inside, the indexes would be asked for every date before the
+    # edge, nearly every entry of their date column (97 ms at a million incidents for a term
+    # found once), where the terms' own entries are few.
     with connections[queryset.db].cursor() as cursor:
         cursor.execute(
-            f"SELECT id FROM ({sql} OFFSET 0) AS older ORDER BY updated_at DESC, id DESC LIMIT %s",
-            [*params, limit - len(recent)],
+            f"SELECT id FROM ({sql} OFFSET 0) AS matches WHERE updated_at < %s "
+            "ORDER BY updated_at DESC, id DESC LIMIT %s",
+            [*params, edge, limit - len(recent)],
         )
         return recent + [row[0] for row in cursor.fetchall()]
 
