@@ -148,9 +148,9 @@ def test_short_english_words_narrow_the_search(alice_client):
 
 
 def test_one_letter_or_digit_is_a_whole_word_and_two_start_one(alice_client):
-    IncidentFactory(slug="rank", symptom="NCCL watchdog timeout on rank 3")
-    IncidentFactory(slug="port", symptom="bind to port 30000 failed")
-    IncidentFactory(slug="version", symptom="needs CANN 3.5 or newer")
+    IncidentFactory(slug="rank", title="Watchdog", symptom="NCCL watchdog timeout on rank 3")
+    IncidentFactory(slug="port", title="Bind", symptom="bind to port 30000 failed")
+    IncidentFactory(slug="version", title="Toolkit", symptom="needs CANN 3.5 or newer")
     assert sorted(_slugs(alice_client, "3")) == ["rank", "version"]
     assert _slugs(alice_client, "timeout 3") == ["rank"]
     assert _slugs(alice_client, "30") == ["port"]
