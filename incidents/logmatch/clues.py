@@ -71,6 +71,10 @@ _CALL_SIGNATURE = re2.compile(
     r"|takes (?:from )?\d+ (?:to \d+ )?positional arguments? but \d+ (?:was|were) given"
     r"|got multiple values for (?:keyword )?argument)"
 )
+# A call that does not fit the signature of a private function (`_run_hydra() missing 1
+# required positional argument`): code calling another library's private API, which changes
+# between releases without notice (not a dunder such as `__init__()`, mostly the caller's own).
+_PRIVATE_CALLEE = re2.compile(r"TypeError: (?:[\w.]+\.)?_[A-Za-z]\w*\(\)")
 _DECORATION = "*`'\" \t>"
 # The shell's prompt, pasted after the output: `$`, `user@host:~/run$`, `(venv) … #`.
 _PROMPT = re.compile(r"^\s*(\(\S+\)\s*)?(\S+@\S+:\S*\s*)?[$#%>]\s*$")
@@ -235,7 +239,8 @@ def drift_clues(
     remote code under transformers_modules; Python's frame layout or IPython's) and no
     incident has confirming evidence, the incidents that usually explain it (`drift_lead`)
     are offered as a lead on that line. So is a call that does not fit its callee's
-    signature (`missing 1 required positional argument`) in a tail that shows no frame at all."""
+    signature (`missing 1 required positional argument`) in a tail that shows no frame at all,
+    or wherever it was raised when the callee is a private function (`_run_hydra()`)."""
     leads = [spec.slug for spec in incidents.values() if spec.drift_lead]
     if not leads or tail.is_description or _confirmed(tail, clues):
         return {}
@@ -249,6 +254,8 @@ def drift_clues(
     path = _raising_frame(tail.lines, last)
     frameless = not any(_frame(line) for line in tail.lines)
     if path is None and frameless and _CALL_SIGNATURE.search(tail.lines[last]):
+        return _leads(tail, last, leads, kind="drift")
+    if _CALL_SIGNATURE.search(tail.lines[last]) and _PRIVATE_CALLEE.search(tail.lines[last]):
         return _leads(tail, last, leads, kind="drift")
     if path is None or not _INSTALLED_CODE.search(path):
         return {}
