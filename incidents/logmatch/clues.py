@@ -47,7 +47,8 @@ KILL_LEAD_REASON = gettext_noop(
 # when nothing else confirms anything. An attribute of None is a missing input, not a move.
 DRIFT_LEAD_STRENGTH = 0.5
 DRIFT_LEAD_REASON = gettext_noop(
-    "an API error raised inside installed code at %(where)s, as when a dependency moved"
+    "an API error at %(where)s (a name, attribute or argument the code expects is not there), "
+    "as when a dependency moved"
 )
 _EXCEPTION_LINE = re2.compile(r"^[\s>|*`'\"]*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception))\b: ")
 _API_ERRORS = frozenset({"AttributeError", "ImportError", "KeyError", "TypeError", "NameError"})
