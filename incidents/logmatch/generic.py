@@ -79,7 +79,8 @@ _CONSEQUENCE = re2.compile(
     r"|(?:^|\s)Killed\s*$|\bexit(?:ed)? (?:with )?(?:exit )?(?:code|status)\W{0,3}-?\d+"
     r"|\b(?:g?make|ninja)(?:\[\d+\])?: \*\*\* .*\bError \d+|\brecipe for target\b.*\bfailed\b"
     r"|\breturned non-zero exit status\b|\bChildFailedError\b|\brun\.pl: job failed\b"
-    r"|\bqueue\.pl: .*\bfailed\b|\b\d+ / \d+ failed\b"
+    r"|\b(?:queue|slurm)\.pl: .*\bfailed\b|\b\d+ / \d+ failed\b"
+    r"|^#\s*Ended \(code [1-9]\d*\) at\b|\|W\|rescheduling job \S+\s*$"  # run.pl job log, SGE
     r"|\bCould not build wheels for\b|\bFailed building (?:wheel|editable) for\b"
     r"|\bFailed to build (?:installable wheels|'?[\w.\-]+'?\s*$"
     r"|'?[\w.\-]+'? when getting requirements)"

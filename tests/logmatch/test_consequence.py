@@ -89,3 +89,25 @@ def test_the_reason_the_engine_died_ranks_above_its_death():
         f"INFO 11-10 12:30:50 [loggers.py:123] Running: 96 reqs\n{ENGINE_DEAD}\n", index
     )
     assert alone.suggestions[0].slug == "concurrency-crash"
+
+
+def test_recipe_job_wrappers_only_report_the_failure():
+    assert is_consequence(
+        "# Ended (code 1) at Tue Oct 20 01:46:41 UTC 2020, elapsed time 255 seconds"
+    )
+    assert not is_consequence(
+        "# Ended (code 0) at Tue Oct 20 01:46:41 UTC 2020, elapsed time 255 seconds"
+    )
+    assert is_consequence("12/01/2020 22:46:24|worker|master|W|rescheduling job 84.1")
+    assert is_consequence("slurm.pl: 3 / 8 failed, log is in exp/tri3/log/align.*.log")
+
+
+def test_the_job_log_line_naming_the_cause_ranks_above_its_ended_banner():
+    index = build_index(*engine_specs())
+    tail = (
+        "bash: line 1: compute-mfcc-feats: command not found\n"
+        "# Accounting: time=0 threads=1\n"
+        "# Ended (code 127) at Fri Feb 15 15:04:00 CST 2019, elapsed time 0 seconds\n"
+    )
+    report = analyze(tail, index)
+    assert report.suggestions[0].slug == "kaldi-path-missing"
