@@ -239,3 +239,39 @@ def test_a_search_finds_its_most_recent_matches_among_the_older_ones_too(
         Incident.objects.filter(pk=made.pk).update(updated_at=start + timedelta(minutes=n))
 
     assert _slugs(alice_client, "gradient overflow") == expected
+
+
+@pytest.mark.parametrize("few", [1, 2000])
+def test_a_search_with_words_and_longer_terms_finds_the_same_older_matches(
+    alice_client, monkeypatch, few
+):
+    """PostgreSQL reads a search's older matches by its words alone first when they are few
+    (`few` or fewer), else by all its terms at once: the same matches either way."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from common.memo import Memo
+    from incidents import querysets
+
+    monkeypatch.setattr(querysets, "RANKED_AT_MOST", 3)
+    monkeypatch.setattr(querysets, "RECENT_WINDOW", 3)
+    monkeypatch.setattr(querysets, "FEW_WORD_MATCHES", few)
+    monkeypatch.setattr(querysets, "_edges", Memo(size=4))
+    start = timezone.now() - timedelta(days=1)
+    symptoms = [
+        "gradient overflow on rank 3",  # m0
+        "gradient overflow on rank 4",
+        "watchdog timeout on rank 3",
+        "gradient overflow on rank 3",  # m3
+        "gradient overflow on rank 5",
+        "gradient overflow on rank 3",  # m5
+        "gradient overflow on rank 6",
+        "collective timeout on rank 3",
+    ]
+    for n, symptom in enumerate(symptoms):
+        letter = "abcdefgh"[n]
+        made = IncidentFactory(slug=f"case-{letter}", title=f"Case {letter}", symptom=symptom)
+        Incident.objects.filter(pk=made.pk).update(updated_at=start + timedelta(minutes=n))
+
+    assert _slugs(alice_client, "gradient 3") == ["case-f", "case-d", "case-a"]
