@@ -94,6 +94,10 @@ _CONSEQUENCE = re2.compile(
     r"|\b(?:AsyncEngineDeadError|MQEngineDeadError|EngineDeadError)\b"
     r"|\bBackground loop has errored\b"
     r"|\bReceived (?:15|(?:Signals\.)?SIGTERM) death signal\b"
+    r"|\bEngine core initialization failed\. See root cause above\b|\bEngineCore failed to start\b"
+    r"|\bWorkerProc (?:failed to start|hit an exception)\b|\bWorker proc \S+ died unexpectedly\b"
+    r"|\bWorker \S+ pid \d+ died, exit code\b|\bShard \d+ failed to start\b|\bShardCannotStart\b"
+    r"|\bReceived sigquit from a child process\b"
 )
 # Lines that say an input a step expected is not there (`cp: cannot stat`, Kaldi's `Error
 # opening input stream`, FileNotFoundError). In a pipeline they are usually the fallout of an

@@ -111,3 +111,32 @@ def test_the_job_log_line_naming_the_cause_ranks_above_its_ended_banner():
     )
     report = analyze(tail, index)
     assert report.suggestions[0].slug == "kaldi-path-missing"
+
+
+def test_a_serving_engine_that_failed_to_start_only_reports_it():
+    for wrapper in (
+        "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
+        "ERROR 06-30 13:53:19 [core.py:515] EngineCore failed to start.",
+        "(VllmWorker rank=0 pid=2445155) ERROR 05-10 16:00:15 [multiproc_executor.py:470] WorkerProc hit an exception.",
+        "ERROR 02-07 11:28:27 multiproc_worker_utils.py:124] Worker VllmWorkerProcess pid 645162 died, exit code: -15",
+        "ERROR 09-29 05:54:52 [multiproc_executor.py:146] Worker proc VllmWorker-0 died unexpectedly, shutting down executor.",
+        "2023-08-17T10:23:27.032737Z ERROR text_generation_launcher: Shard 0 failed to start",
+        "Error: ShardCannotStart",
+        "[2026-03-03 03:53:36] Received sigquit from a child process. It usually means the child failed.",
+    ):
+        assert is_consequence(wrapper), wrapper
+    assert not is_consequence("ValueError: No available memory for the cache blocks.")
+
+
+def test_the_cause_before_a_shard_that_failed_to_start_ranks_first():
+    index = build_index(*engine_specs())
+    tail = (
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; 15.77 GiB"
+        " total capacity; 15.37 GiB already allocated; 13.62 MiB free; 15.77 GiB allowed; 15.40 GiB"
+        " reserved in total by PyTorch)\n"
+        " rank=0\n"
+        "Error: ShardCannotStart\n"
+        "2023-08-17T10:23:27.032737Z ERROR text_generation_launcher: Shard 0 failed to start\n"
+    )
+    report = analyze(tail, index)
+    assert report.suggestions[0].slug == "gpu-oom"
