@@ -125,10 +125,23 @@ def test_many_changes_keep_a_few_parts_and_answer_as_a_fresh_build():
     for tail, failed in tails:
         ours, theirs = analyze(tail, index), analyze(tail, fresh)
         if failed:
-            assert [s.slug for s in ours.suggestions[:1]] == [
-                s.slug for s in theirs.suggestions[:1]
-            ]
+            assert _same_first(ours, theirs)
         assert ours.confident == theirs.confident
+
+
+# Within this of the fresh build's first score, two incidents are a tie that the statistics
+# as they were may break the other way (the changes' parts weigh words with the book's
+# frequencies at their build).
+TIE = 0.01
+
+
+def _same_first(ours, theirs) -> bool:
+    """Both give the same first suggestion, or ours is one the fresh build ties with it."""
+    if not ours.suggestions or not theirs.suggestions:
+        return not ours.suggestions and not theirs.suggestions
+    top = theirs.suggestions[0]
+    scores = {s.slug: s.score for s in theirs.suggestions}
+    return scores.get(ours.suggestions[0].slug, -1.0) >= top.score - TIE
 
 
 def _label(case: Path) -> str:
