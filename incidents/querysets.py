@@ -229,36 +229,33 @@ def _words_match(vendor: str, asked: list[WordQuery]):
     return _WordsMatch(F("search_words"), Value(tsquery))
 
 
-class _WordsMatch(models.Func):
-    """PostgreSQL: the words hold every lexeme of the tsquery. Written as the expression of the
-    GIN index of migrations 0016 and 0024, so that the index serves it; the tsvector is made
-    straight from the words, with no text-search parser in between."""
+class _IndexedCondition(models.Func):
+    """PostgreSQL: a condition written exactly as the expression of a GIN index, so that the
+    index serves it; `shape` places the compiled column ({0}) and value ({1})."""
 
     output_field = models.BooleanField()
+    shape = ""
 
     def as_sql(self, compiler, connection, **extra_context):
-        words, query = self.get_source_expressions()
-        words_sql, words_params = compiler.compile(words)
-        query_sql, query_params = compiler.compile(query)
-        sql = f"array_to_tsvector(string_to_array({words_sql}, ' ')) @@ ({query_sql})::tsquery"
-        return sql, (*words_params, *query_params)
+        compiled = [compiler.compile(expression) for expression in self.get_source_expressions()]
+        sql = self.shape.format(*(piece for piece, _ in compiled))
+        return sql, tuple(param for _, params in compiled for param in params)
+
+
+class _WordsMatch(_IndexedCondition):
+    """The words hold every lexeme of the tsquery (the index of migrations 0016 and 0024); the
+    tsvector is made straight from the words, with no text-search parser in between."""
+
+    shape = "array_to_tsvector(string_to_array({0}, ' ')) @@ ({1})::tsquery"
 
 
 TAG_SEPARATOR = ", "  # as incidents.catalog.tag_list_text joins the names
 
 
-class _TagListHas(models.Func):
-    """PostgreSQL: the incident's stored tag names include the name; written as the first
-    expression of the facets index (migration 0025), so that the index serves it."""
+class _TagListHas(_IndexedCondition):
+    """The incident's stored tag names include the name (the facets index, migration 0025)."""
 
-    output_field = models.BooleanField()
-
-    def as_sql(self, compiler, connection, **extra_context):
-        tags, name = self.get_source_expressions()
-        tags_sql, tags_params = compiler.compile(tags)
-        name_sql, name_params = compiler.compile(name)
-        sql = f"string_to_array({tags_sql}, '{TAG_SEPARATOR}') @> ARRAY[({name_sql})::text]"
-        return sql, (*tags_params, *name_params)
+    shape = f"string_to_array({{0}}, '{TAG_SEPARATOR}') @> ARRAY[({{1}})::text]"
 
 
 class SignatureQuerySet(models.QuerySet):
