@@ -210,8 +210,9 @@ def keyset_page(
         .filter(after)
         .order_by(*(key.order(reverse) for key in keys))
     )
-    if rare_filters and filtered and _columns(ordered, keys):
-        rows = _first_filtered(ordered, after, keys, reverse, size + 1)
+    columns = _columns(ordered, keys) if rare_filters and filtered else None
+    if columns:
+        rows = _first_filtered(ordered, after, keys, columns, reverse, size + 1)
     else:
         rows = list(ordered[: size + 1])
     more = len(rows) > size
@@ -251,7 +252,9 @@ def _columns(queryset, keys: list[Key]) -> list[str] | None:
     return [attributes[key.attribute] for key in keys]
 
 
-def _first_filtered(ordered, after: Q, keys: list[Key], reverse: bool, count: int) -> list:
+def _first_filtered(
+    ordered, after: Q, keys: list[Key], columns: list[str], reverse: bool, count: int
+) -> list:
     """The first `count` rows of a filtered, ordered queryset (after the position `after`),
     without walking the whole table when its rows are few."""
     window = max(PROBE_ROWS, PROBE_ROWS_PER_ROW * count)
@@ -269,15 +272,14 @@ def _first_filtered(ordered, after: Q, keys: list[Key], reverse: bool, count: in
     rows = list(within[:count])
     if len(rows) == count:
         return rows
-    return _rare_rows(ordered, keys, reverse, count)
+    return _rare_rows(ordered, keys, columns, reverse, count)
 
 
-def _rare_rows(ordered, keys: list[Key], reverse: bool, count: int) -> list:
+def _rare_rows(ordered, keys: list[Key], columns: list[str], reverse: bool, count: int) -> list:
     """The first `count` rows of the queryset's matches, read through its filters' indexes and
     then sorted: the subquery fence (OFFSET 0) keeps the database from walking the order's
     index instead, which it would choose by guessing the filters independent."""
     connection = connections[ordered.db]
-    columns = _columns(ordered, keys) or []
     meta = ordered.model._meta
     selected = list(dict.fromkeys([meta.pk.attname, *(key.attribute for key in keys)]))
     sql, params = ordered.order_by().values_list(*selected).query.sql_with_params()

@@ -253,14 +253,14 @@ def drift_clues(
     if exception.group(1) not in _API_ERRORS or _ABOUT_NONE.search(tail.lines[last]):
         return {}
     path = _raising_frame(tail.lines, last)
-    frameless = not any(_frame(line) for line in tail.lines)
-    if path is None and frameless and _CALL_SIGNATURE.search(tail.lines[last]):
+    if path is not None and _INSTALLED_CODE.search(path):
         return _leads(tail, last, leads, kind="drift")
-    if _CALL_SIGNATURE.search(tail.lines[last]) and _PRIVATE_CALLEE.search(tail.lines[last]):
+    if _CALL_SIGNATURE.search(tail.lines[last]) and (
+        _PRIVATE_CALLEE.search(tail.lines[last])
+        or (path is None and not any(_frame(line) for line in tail.lines))
+    ):
         return _leads(tail, last, leads, kind="drift")
-    if path is None or not _INSTALLED_CODE.search(path):
-        return {}
-    return _leads(tail, last, leads, kind="drift")
+    return {}
 
 
 def _frame(line: str) -> str | None:
