@@ -76,8 +76,6 @@ class IncidentAdmin(SimpleHistoryAdmin):
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)
         incident = form.instance
-        names = ", ".join(tag.name for tag in incident.tags.all())
-        Incident.objects.filter(pk=incident.pk).update(tag_list=names)
         services.incident_index(incident=incident)
         # The admin saves around the services; a renamed incident leaves its old slug behind.
         services.knowledge_changed(slugs={incident.slug, form.initial.get("slug")} - {None, ""})

@@ -58,22 +58,24 @@ def tags_from_names(names: Iterable[str]) -> list[Tag]:
 
 
 def incident_index(*, incident: Incident) -> None:
-    """Refresh the text the search reads (all languages, tags)."""
+    """Refresh what is read from the incident's tags and text: the tag names it stores (the
+    list's tag filter) and the text the search reads (all languages, tags)."""
     tag_names = [tag.name for tag in incident.tags.all()]
+    incident.tag_list = tag_list_text(tag_names)
     incident.search_document = incident.build_search_document(tag_names)
     incident.search_words = search_words(incident.search_document)
     Incident.objects.filter(pk=incident.pk).update(
-        search_document=incident.search_document, search_words=incident.search_words
+        tag_list=incident.tag_list,
+        search_document=incident.search_document,
+        search_words=incident.search_words,
     )
 
 
 def incidents_retagged(*, incident_ids: Iterable[int]) -> None:
-    """Store these incidents' tag names again (`tag_list`, the search text) after a tag itself
-    changed under them: renamed or deleted in the admin."""
+    """Refresh these incidents after a tag itself changed under them (renamed or deleted in
+    the admin)."""
     incidents = list(Incident.objects.filter(pk__in=list(incident_ids)).prefetch_related("tags"))
     for incident in incidents:
-        names = [tag.name for tag in incident.tags.all()]
-        Incident.objects.filter(pk=incident.pk).update(tag_list=tag_list_text(names))
         incident_index(incident=incident)
     knowledge_changed(slugs=[incident.slug for incident in incidents])
 
