@@ -6,6 +6,8 @@ import re
 from datetime import date
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from incidents.filters import IncidentFilterSet
@@ -180,3 +182,22 @@ def test_a_tag_renamed_or_deleted_in_the_admin_moves_its_incidents(lena_client):
 
 def _slugs_tagged(client, tag: str) -> list[str]:
     return [incident.slug for incident in client.get(LIST, {"tag": tag}).context["page"]]
+
+
+def test_rare_matches_are_read_from_the_filters_not_by_walking_the_list(
+    alice_client, small_pages, small_probe
+):
+    for n in range(3):
+        IncidentFactory(slug=f"old-{n}", severity="high", tags=["nccl"])
+    for n in range(6):
+        IncidentFactory(slug=f"new-{n}", severity="low", tags=["nccl"])
+
+    def fenced(query: dict) -> bool:
+        with CaptureQueriesContext(connection) as queries:
+            assert alice_client.get(LIST, query).status_code == 200
+        return any("OFFSET 0" in query["sql"] for query in queries.captured_queries)
+
+    # past the bounded walk: read through the filters, then sorted
+    assert fenced({"tag": "nccl", "severity": "high"})
+    # the newest rows match: the bounded walk finds the page
+    assert not fenced({"tag": "nccl", "severity": "low"})
