@@ -57,11 +57,15 @@ class IncidentFilterSet(django_filters.FilterSet):
         fields = []
 
     def filter_queryset(self, queryset):
-        """The other filters first, then the search (it ranks what they leave), then the
+        """The other filters first, with the facets' pairs where two or more are asked
+        (PostgreSQL's pairs index), then the search (it ranks what they leave), then the
         sort (an explicit one replaces the search's order)."""
         last = ("q", "sort")
         asked = self.form.cleaned_data
-        for name in [n for n in asked if n not in last] + [n for n in last if n in asked]:
+        for name in [n for n in asked if n not in last]:
+            queryset = self.filters[name].filter(queryset, asked[name])
+        queryset = queryset.facets_together(asked)
+        for name in [n for n in last if n in asked]:
             queryset = self.filters[name].filter(queryset, asked[name])
         return queryset
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
+from itertools import combinations
 
 from django.conf import settings
 from django.db import connections, models
@@ -107,6 +108,25 @@ class IncidentQuerySet(models.QuerySet):
         if connections[self.db].vendor == "postgresql" and TAG_SEPARATOR not in name:
             return self.filter(_TagListHas(F("tag_list"), Value(name)))
         return self.filter(tags__name=name)
+
+    def facets_together(self, facets: dict[str, str]) -> IncidentQuerySet:
+        """PostgreSQL: when two or more of the facets (tag, stage, discipline, severity) are
+        asked, the incidents that have each pair of them, read from the pairs index (migration
+        0026), whose entries for a pair are exactly the rows with both: no filter that rarely
+        meets another reads what each matches alone. Call it beside the facets' own filters,
+        which it does not replace. SQLite: the queryset unchanged."""
+        tokens = []
+        for name in FACET_PAIR_ORDER:
+            value = (facets.get(name) or "").strip()
+            if name == "tag":
+                value = value.lower()
+            if value and TAG_SEPARATOR not in value:
+                tokens.append(f"{name}:{value}")
+        if len(tokens) < 2 or connections[self.db].vendor != "postgresql":
+            return self
+        pairs = [f"{a}{FACET_PAIR_JOIN}{b}" for a, b in combinations(tokens, 2)]
+        columns = [F("tag_list"), F("stage"), F("discipline"), F("severity")]
+        return self.filter(_FacetPairsHave(*columns, Value(pairs)))
 
     def search(self, query: str) -> IncidentQuerySet:
         """The RANKED_AT_MOST most recently updated incidents whose text contains every term
@@ -256,6 +276,17 @@ class _TagListHas(_IndexedCondition):
     """The incident's stored tag names include the name (the facets index, migration 0025)."""
 
     shape = f"string_to_array({{0}}, '{TAG_SEPARATOR}') @> ARRAY[({{1}})::text]"
+
+
+# As the pairs index's function (migration 0026) names, orders and joins an incident's facets.
+FACET_PAIR_ORDER = ("tag", "stage", "discipline", "severity")
+FACET_PAIR_JOIN = "\x1f"
+
+
+class _FacetPairsHave(_IndexedCondition):
+    """The incident's facet pairs include every pair given (the pairs index, migration 0026)."""
+
+    shape = "incident_facet_pairs({0}, {1}, {2}, {3}) @> ({4})::text[]"
 
 
 class SignatureQuerySet(models.QuerySet):

@@ -201,3 +201,42 @@ def test_rare_matches_are_read_from_the_filters_not_by_walking_the_list(
     assert fenced({"tag": "nccl", "severity": "high"})
     # the newest rows match: the bounded walk finds the page
     assert not fenced({"tag": "nccl", "severity": "low"})
+
+
+def test_facets_asked_together_are_read_as_pairs_and_find_what_each_filter_finds(alice_client):
+    """PostgreSQL reads two or more facets from the pairs index (migration 0026); whatever
+    the database, the list holds exactly the incidents that have every facet asked."""
+    facets = [
+        ("train", "high", "validate-first", ["nccl", "gpu"]),
+        ("train", "low", "version-lock", ["nccl"]),
+        ("serve", "high", "validate-first", ["gpu"]),
+        ("serve", "high", "reconcile", []),
+        ("data", "medium", "reconcile", ["显存", "nccl"]),
+    ]
+    for n, (stage, severity, discipline, tags) in enumerate(facets):
+        IncidentFactory(
+            slug=f"f-{n}", stage=stage, severity=severity, discipline=discipline, tags=tags
+        )
+    asked = [
+        {"tag": "NCCL", "severity": "high"},
+        {"tag": "gpu", "stage": "serve"},
+        {"stage": "serve", "severity": "high", "discipline": "reconcile"},
+        {"tag": "显存", "discipline": "reconcile", "stage": "data", "severity": "medium"},
+        {"tag": "nccl", "stage": "serve"},
+        {"stage": "train", "discipline": "version-lock"},
+    ]
+    for query in asked:
+        expected = {
+            f"f-{n}"
+            for n, (stage, severity, discipline, tags) in enumerate(facets)
+            if query.get("tag", "").lower() in [*tags, ""]
+            and query.get("stage", stage) == stage
+            and query.get("severity", severity) == severity
+            and query.get("discipline", discipline) == discipline
+        }
+        with CaptureQueriesContext(connection) as queries:
+            page = alice_client.get(LIST, query).context["page"]
+
+        assert {incident.slug for incident in page} == expected, query
+        paired = any("incident_facet_pairs" in q["sql"] for q in queries.captured_queries)
+        assert paired == (connection.vendor == "postgresql"), query
