@@ -6,6 +6,7 @@ from django.utils.translation import gettext_lazy as _
 from common.choices import Discipline, Severity, Stage
 from common.widgets import DateInput
 from incidents.models import Incident
+from incidents.querysets import FACETS
 
 
 class IncidentFilterSet(django_filters.FilterSet):
@@ -21,7 +22,7 @@ class IncidentFilterSet(django_filters.FilterSet):
     stage = django_filters.ChoiceFilter(choices=Stage.choices, label=_("Stage"))
     discipline = django_filters.ChoiceFilter(choices=Discipline.choices, label=_("Discipline"))
     severity = django_filters.ChoiceFilter(choices=Severity.choices, label=_("Severity"))
-    tag = django_filters.CharFilter(method="filter_tag", label=_("Tag"), max_length=40)
+    tag = django_filters.CharFilter(field_name="tags__name", label=_("Tag"), max_length=40)
     reporter = django_filters.CharFilter(
         field_name="reporter__username", label=_("Reporter"), max_length=150
     )
@@ -57,20 +58,17 @@ class IncidentFilterSet(django_filters.FilterSet):
         fields = []
 
     def filter_queryset(self, queryset):
-        """The other filters first, with the facets' pairs where two or more are asked
-        (PostgreSQL's pairs index), then the search (it ranks what they leave), then the
-        sort (an explicit one replaces the search's order)."""
+        """The facets together (two or more are read as pairs on PostgreSQL), then the
+        other filters, then the search (it ranks what they leave), then the sort (an explicit
+        one replaces the search's order)."""
         last = ("q", "sort")
         asked = self.form.cleaned_data
-        for name in [n for n in asked if n not in last]:
+        queryset = queryset.with_facets({name: asked.get(name) for name in FACETS})
+        for name in [n for n in asked if n not in (*FACETS, *last)]:
             queryset = self.filters[name].filter(queryset, asked[name])
-        queryset = queryset.facets_together(asked)
         for name in [n for n in last if n in asked]:
             queryset = self.filters[name].filter(queryset, asked[name])
         return queryset
-
-    def filter_tag(self, queryset, name, value):
-        return queryset.tagged(value)
 
     def filter_q(self, queryset, name, value):
         return queryset.search(value)

@@ -109,24 +109,24 @@ class IncidentQuerySet(models.QuerySet):
             return self.filter(_TagListHas(F("tag_list"), Value(name)))
         return self.filter(tags__name=name)
 
-    def facets_together(self, facets: dict[str, str]) -> IncidentQuerySet:
-        """PostgreSQL: when two or more of the facets (tag, stage, discipline, severity) are
-        asked, the incidents that have each pair of them, read from the pairs index (migration
-        0026), whose entries for a pair are exactly the rows with both: no filter that rarely
-        meets another reads what each matches alone. Call it beside the facets' own filters,
-        which it does not replace. SQLite: the queryset unchanged."""
-        tokens = []
-        for name in FACET_PAIR_ORDER:
-            value = (facets.get(name) or "").strip()
-            if name == "tag":
-                value = value.lower()
-            if value and TAG_SEPARATOR not in value:
-                tokens.append(f"{name}:{value}")
-        if len(tokens) < 2 or connections[self.db].vendor != "postgresql":
-            return self
-        pairs = [f"{a}{FACET_PAIR_JOIN}{b}" for a, b in combinations(tokens, 2)]
-        columns = [F("tag_list"), F("stage"), F("discipline"), F("severity")]
-        return self.filter(_FacetPairsHave(*columns, Value(pairs)))
+    def with_facets(self, facets: dict[str, str | None]) -> IncidentQuerySet:
+        """The incidents with every facet given (tag, stage, discipline, severity; an empty
+        one is not asked). On PostgreSQL, two or more of them are read as pairs from the pairs
+        index (migration 0026), whose entries for a pair are exactly the rows with both: the
+        database neither intersects what each facet matches alone nor, guessing them
+        independent, walks the book for a combination that rarely or never occurs."""
+        asked = {name: (facets.get(name) or "").strip() for name in FACETS}
+        asked = {name: value for name, value in asked.items() if value}
+        if "tag" in asked:
+            asked["tag"] = asked["tag"].lower()
+        pairable = TAG_SEPARATOR not in asked.get("tag", "")
+        if len(asked) >= 2 and pairable and connections[self.db].vendor == "postgresql":
+            tokens = [f"{name}:{value}" for name, value in asked.items()]
+            pairs = [f"{a}{FACET_PAIR_JOIN}{b}" for a, b in combinations(tokens, 2)]
+            columns = [F("tag_list"), F("stage"), F("discipline"), F("severity")]
+            return self.filter(_FacetPairsHave(*columns, Value(pairs)))
+        queryset = self.tagged(asked.pop("tag")) if "tag" in asked else self
+        return queryset.filter(**asked)
 
     def search(self, query: str) -> IncidentQuerySet:
         """The RANKED_AT_MOST most recently updated incidents whose text contains every term
@@ -279,7 +279,7 @@ class _TagListHas(_IndexedCondition):
 
 
 # As the pairs index's function (migration 0026) names, orders and joins an incident's facets.
-FACET_PAIR_ORDER = ("tag", "stage", "discipline", "severity")
+FACETS = ("tag", "stage", "discipline", "severity")
 FACET_PAIR_JOIN = "\x1f"
 
 
