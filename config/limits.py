@@ -70,6 +70,23 @@ def server_error(request):
     )
 
 
+def forbidden(request, exception):
+    """handler403: the reason the refusing code gave (each is written for the user and
+    translated), on a page of the site or in the API's error body."""
+    reason = str(exception) if exception and str(exception) else ""
+    return _error(request, 403, "forbidden", reason or _("Your role may not do this."))
+
+
+def csrf_failure(request, reason=""):
+    """CSRF_FAILURE_VIEW: a form sent without its token, with an old one, or from another site."""
+    return _error(
+        request,
+        403,
+        "csrf_failed",
+        _("The form had expired or came from another site. Reload the page and send it again."),
+    )
+
+
 def not_found(request, exception):
     """handler404: in the API's error body under /api/, a page of the site elsewhere."""
     return _error(request, 404, "not_found", _("There is nothing at this address."))

@@ -324,6 +324,8 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SESSION_COOKIE_HTTPONLY = True
 # Scripts never read the CSRF cookie: pages hand htmx the token in hx-headers (base.html).
 CSRF_COOKIE_HTTPONLY = True
+# A refused form is answered on a page of the site, in the reader's language (config/limits.py).
+CSRF_FAILURE_VIEW = "config.limits.csrf_failure"
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
 # A year of HSTS is what the browsers' preload list asks for; set these to 0 when a
 # subdomain of the site's domain still serves plain HTTP.

@@ -23,5 +23,6 @@ urlpatterns = [
 ]
 
 handler400 = "config.limits.bad_request"
+handler403 = "config.limits.forbidden"
 handler404 = "config.limits.not_found"
 handler500 = "config.limits.server_error"

@@ -168,3 +168,31 @@ def test_two_filings_of_one_chosen_slug_at_once_give_one_incident_and_one_clear_
     for thread in threads:
         thread.join(30)
     assert sorted(outcomes) == ["An incident with this slug already exists.", "chosen"]
+
+
+def test_a_refusal_is_a_page_of_the_site_with_its_reason_in_the_readers_language(alice, lena):
+    from tests.factories import IncidentFactory
+
+    IncidentFactory(slug="lenas", reporter=lena)
+    client = Client(HTTP_ACCEPT_LANGUAGE="zh-hans")
+    client.force_login(alice)
+
+    response = client.get(reverse("incidents:incident-edit", args=["lenas"]))
+
+    assert response.status_code == 403
+    page = response.content.decode()
+    assert "只有报告人或负责人可以编辑这条事故。" in page
+    assert 'name="viewport"' in page
+    assert "事故知识库" in page
+
+
+def test_a_form_sent_without_its_token_is_refused_on_a_page_in_the_readers_language(alice):
+    client = Client(enforce_csrf_checks=True, HTTP_ACCEPT_LANGUAGE="zh-hans")
+    client.force_login(alice)
+
+    response = client.post(reverse("incidents:incident-create"), {"title": "x"})
+
+    assert response.status_code == 403
+    page = response.content.decode()
+    assert "表单已过期，或者来自别的网站。请刷新页面后再提交一次。" in page
+    assert 'name="viewport"' in page
