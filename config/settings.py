@@ -319,6 +319,8 @@ DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="incident-kb@localhos
 
 # https://docs.djangoproject.com/en/5.2/howto/deployment/checklist/
 # `manage.py check --deploy` is clean with the production variables of the README.
+# Sessions live in the database (logging out ends them everywhere), read with one plain statement.
+SESSION_ENGINE = "accounts.sessions"
 SESSION_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SESSION_COOKIE_HTTPONLY = True
