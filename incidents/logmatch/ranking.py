@@ -35,7 +35,7 @@ from .types import Evidence, IncidentSpec, Suggestion
 
 CONFIDENT = 0.55
 CONFIDENT_ACROSS_STAGES = 0.65  # an incident of another stage than the tail's clear one
-MIN_SCORE = 0.12  # weaker candidates are not shown at all
+MIN_SCORE = 0.03  # weaker candidates are not shown at all (a log's faint leads are just above)
 EVIDENCE_SHOWN = 5
 STAGE_AGREES, STAGE_DIFFERS = 1.08, 0.92
 # An incident whose best evidence is a consequence line (a job cancelled, a process killed,
@@ -228,15 +228,17 @@ def _demoted(candidate: Candidate) -> Candidate:
 
 def _combine(clues: Sequence[Clue]) -> float:
     """The strongest clue, plus CORROBORATION for each of the next three independent sources
-    (another signature, another line of similar text): repeating one line is volume, which
-    the flood weight already counts, not more proof."""
-    best: dict[str, float] = {}
+    (another signature, another line of similar text; a faint one is no proof): repeating
+    one line is volume, which the flood weight already counts, not more proof."""
+    best: dict[str, Clue] = {}
     for clue in clues:
-        best[clue.source] = max(best.get(clue.source, 0.0), clue.strength)
-    strengths = sorted(best.values(), reverse=True)
-    if not strengths:
+        if clue.source not in best or clue.strength > best[clue.source].strength:
+            best[clue.source] = clue
+    ordered = sorted(best.values(), key=lambda clue: -clue.strength)
+    if not ordered:
         return 0.0
-    return strengths[0] + CORROBORATION * sum(strengths[1:4])
+    corroborating = [clue.strength for clue in ordered[1:] if not clue.faint][:3]
+    return ordered[0].strength + CORROBORATION * sum(corroborating)
 
 
 def _clip(score: float) -> float:

@@ -11,6 +11,7 @@ from incidents.catalog import engine_specs
 from incidents.logmatch import IncidentSpec, SignatureSpec, analyze, benign_lines, build_index
 
 CASES = Path(__file__).with_name("cases")
+STATISTICS_DRIFT = 0.1
 
 
 def _case_lines() -> list[str]:
@@ -68,8 +69,20 @@ def test_a_changed_index_ranks_the_cases_as_a_fresh_build_does():
     for case in sorted(CASES.glob("*.log")):
         tail = case.read_bytes()
         ours, theirs = analyze(tail, changed), analyze(tail, fresh)
-        assert [s.slug for s in ours.suggestions[:1]] == [s.slug for s in theirs.suggestions[:1]]
         assert ours.confident == theirs.confident, case.name
+        assert [s.slug for s in ours.suggestions[:1]] in _first_places(theirs), case.name
+
+
+def _first_places(report) -> list[list[str]]:
+    """What may come first: the fresh build's first suggestion; for two leads whose scores
+    differ by less than the word statistics drift until the next whole build (the changed
+    index keeps the statistics it was built with, see REBUILD_AFTER), either of them."""
+    first = [[s.slug] for s in report.suggestions[:1]] or [[]]
+    if len(report.suggestions) > 1 and not report.confident:
+        leader, runner_up = report.suggestions[:2]
+        if runner_up.score >= leader.score * (1 - STATISTICS_DRIFT):
+            first.append([runner_up.slug])
+    return first
 
 
 def test_a_deleted_incident_is_never_suggested_again():
