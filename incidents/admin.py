@@ -84,7 +84,7 @@ class IncidentAdmin(SimpleHistoryAdmin):
 class SignatureAdminForm(forms.ModelForm):
     class Meta:
         model = Signature
-        fields = ["incident", "pattern", "note", "examples", "unless", "enabled"]
+        fields = ["incident", "pattern", "note", "examples", "unless", "lead_only", "enabled"]
 
     def clean(self):
         cleaned = super().clean()

@@ -70,7 +70,7 @@ class RecurrenceForm(forms.ModelForm):
 class SignatureForm(forms.ModelForm):
     class Meta:
         model = Signature
-        fields = ["pattern", "note", "examples", "unless", "enabled"]
+        fields = ["pattern", "note", "examples", "unless", "lead_only", "enabled"]
         widgets = {
             "pattern": forms.TextInput(attrs={"class": "mono"}),
             "unless": forms.TextInput(attrs={"class": "mono"}),

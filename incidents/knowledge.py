@@ -170,9 +170,11 @@ def _signature_specs(slugs: Iterable[str] | None = None) -> list[logmatch.Signat
     if slugs is not None:
         signatures = signatures.filter(incident__slug__in=slugs)
     return [
-        logmatch.SignatureSpec(key=str(pk), slug=slug, pattern=pattern, unless=unless)
-        for pk, slug, pattern, unless in signatures.values_list(
-            "pk", "incident__slug", "pattern", "unless"
+        logmatch.SignatureSpec(
+            key=str(pk), slug=slug, pattern=pattern, unless=unless, lead_only=lead_only
+        )
+        for pk, slug, pattern, unless, lead_only in signatures.values_list(
+            "pk", "incident__slug", "pattern", "unless", "lead_only"
         ).iterator(chunk_size=2000)
     ]
 

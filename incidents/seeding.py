@@ -11,6 +11,7 @@ import json
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -105,16 +106,19 @@ def _seed_incident(
     return incident, False
 
 
-SIGNATURE_CONTENT = ("pattern", "note", "examples", "unless")
+SIGNATURE_CONTENT = ("pattern", "note", "examples", "unless", "lead_only")
 
 
-def signature_digest(content: Mapping[str, str]) -> str:
-    """What the seed wrote into a signature: a digest of its pattern, note, examples and
-    counter-pattern. Without a counter-pattern it is the digest signatures had before there
-    were any (the migration that added the field keeps a copy), so those stay as seeded."""
-    values = [content.get(name, "") for name in SIGNATURE_CONTENT]
+def signature_digest(content: Mapping[str, Any]) -> str:
+    """What the seed wrote into a signature: a digest of its pattern, note, examples,
+    counter-pattern and whether it is a lead only. Without a counter-pattern it is the digest
+    signatures had before there were any (the migration that added the field keeps a copy),
+    and a lead only adds a mark, so signatures seeded before either existed stay as seeded."""
+    values = [content.get(name, "") for name in SIGNATURE_CONTENT[:4]]
     if not values[-1]:
         values.pop()
+    if content.get("lead_only"):
+        values.append("lead only")
     payload = json.dumps(values, ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()
 
@@ -133,11 +137,12 @@ def _seed_signatures(
         key = f"{entry.slug}:{shipped.key}"
         if key in deleted and key not in stored:
             continue
-        content = {
+        content: dict[str, Any] = {
             "pattern": shipped.pattern,
             "note": shipped.note,
             "examples": "\n".join(shipped.examples),
             "unless": shipped.unless,
+            "lead_only": shipped.lead_only,
         }
         if key in stored:
             _follow_signature(stored.pop(key), {**content, "enabled": True}, result)
@@ -151,6 +156,7 @@ def _seed_signatures(
                 note=content["note"],
                 examples=content["examples"],
                 unless=content["unless"],
+                lead_only=content["lead_only"],
             )
         except ValidationError as error:
             result.signatures_refused.append(f"{key}: {'; '.join(error.messages)}")
@@ -167,7 +173,7 @@ def _as_seeded(signature: Signature) -> bool:
     return signature.catalog_digest == signature_digest(_content(signature))
 
 
-def _content(signature: Signature) -> dict[str, str]:
+def _content(signature: Signature) -> dict[str, Any]:
     return {name: getattr(signature, name) for name in SIGNATURE_CONTENT}
 
 

@@ -74,6 +74,7 @@ class SignatureSerializer(serializers.ModelSerializer):
             "note",
             "examples",
             "unless",
+            "lead_only",
             "enabled",
             "author",
             "hit_count",

@@ -41,6 +41,7 @@ class CatalogSignature:
     note: str
     examples: tuple[str, ...]
     unless: str = ""  # RE2: what rules the signature out (see SignatureSpec.unless)
+    lead_only: bool = False  # the line has several usual causes (see SignatureSpec.lead_only)
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,8 @@ def engine_specs() -> tuple[list[IncidentSpec], list[SignatureSpec]]:
             )
         )
         signatures += [
-            SignatureSpec(s.key, entry.slug, s.pattern, s.unless) for s in entry.signatures
+            SignatureSpec(s.key, entry.slug, s.pattern, s.unless, s.lead_only)
+            for s in entry.signatures
         ]
     return incidents, signatures
 
@@ -170,6 +172,7 @@ def _incident(raw: dict) -> CatalogIncident:
                 note=sig.get("note", ""),
                 examples=tuple(sig.get("examples", ())),
                 unless=sig.get("unless", ""),
+                lead_only=bool(sig.get("lead_only", False)),
             )
             for sig in raw.get("signatures", ())
         ),

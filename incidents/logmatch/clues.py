@@ -110,6 +110,7 @@ class Clue:
     repeats: int = 1
     source: str = ""  # what found it: a signature key, or similar/feedback and the line
     seen: str = ""  # for a trend: what the numbers did (a Phrase); for a stage lead: the stage
+    lead_only: bool = False  # from a signature whose line has several usual causes
 
     @property
     def faint(self) -> bool:
@@ -153,6 +154,7 @@ def signature_clues(tail: Tail, hits: Sequence[Hit]) -> dict[str, list[Clue]]:
                 specificity=specificity,
                 repeats=tail.repeats(index),
                 source=hit.signature.key,
+                lead_only=hit.signature.lead_only,
             )
         )
     return clues
@@ -309,7 +311,9 @@ _LEAD_STRENGTH = {
 def _confirmed(tail: Tail, clues: Mapping[str, Sequence[Clue]]) -> bool:
     """Whether some incident already has evidence that confirms it: then no lead is offered."""
     confirming = tail.confirming_kinds()
-    return any(clue.kind in confirming for found in clues.values() for clue in found)
+    return any(
+        clue.kind in confirming and not clue.lead_only for found in clues.values() for clue in found
+    )
 
 
 def _leads(

@@ -49,6 +49,15 @@ def _describe(clue: Clue) -> Phrase:
             gettext_noop("%(level)s line %(line)s"), level=clue.level.value, line=str(clue.line + 1)
         )
     )
+    if clue.kind == "signature" and clue.lead_only:
+        return Phrase(
+            gettext_noop(
+                "signature %(signature)s matched %(where)s, a line with several usual causes "
+                "(a lead, not the answer)"
+            ),
+            signature=str(clue.signature),
+            where=where,
+        )
     if clue.kind == "signature":
         return Phrase(
             gettext_noop("signature %(signature)s matched %(where)s"),

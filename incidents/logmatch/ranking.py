@@ -119,7 +119,11 @@ def _score(tail: Tail, incident: IncidentSpec, found: Sequence[Clue], adjust: fl
         stage_factor = STAGE_AGREES if incident.stage == tail.stage else STAGE_DIFFERS
     factor = stage_factor * (1.0 + FEEDBACK_WEIGHT * adjust)
     confirming = tail.confirming_kinds()
-    confirmed = [clue for clue in ordered if clue.kind in confirming and not clue.generic]
+    confirmed = [
+        clue
+        for clue in ordered
+        if clue.kind in confirming and not clue.generic and not clue.lead_only
+    ]
     raw = _combine(ordered) * factor
     return Candidate(
         slug=incident.slug,

@@ -58,6 +58,7 @@ class Signature:
     kind: str  # signature | symptom
     benign_hits: int = 0  # lines of the healthy reference logs it fires on
     unless: str = ""  # the counter-pattern: a tail with a line it matches rules the hit out
+    lead_only: bool = False  # a hit ranks the incident, never confirms it (SignatureSpec)
 
     @functools.cached_property
     def specificity(self) -> float:
@@ -240,7 +241,14 @@ def build_signature_set(
             rejected[spec.key] = reason
         else:
             candidates.append(
-                Signature(spec.key, spec.slug, spec.pattern, "signature", unless=spec.unless)
+                Signature(
+                    spec.key,
+                    spec.slug,
+                    spec.pattern,
+                    "signature",
+                    unless=spec.unless,
+                    lead_only=spec.lead_only,
+                )
             )
     by_slug: dict[str, list[Signature]] = defaultdict(list)
     for candidate in candidates:

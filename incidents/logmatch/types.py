@@ -77,6 +77,8 @@ class SignatureSpec:
     slug: str  # the incident it points to
     pattern: str  # RE2 syntax
     unless: str = ""  # RE2: where any line of the tail matches it, the signature does not count
+    # The line has several usual causes: a hit ranks the incident, never makes it the answer.
+    lead_only: bool = False
 
 
 @dataclass(frozen=True)

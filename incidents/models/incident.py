@@ -219,6 +219,14 @@ class Signature(models.Model):
             "not count (e.g. /dev/shm rules out a full disk)."
         ),
     )
+    lead_only = models.BooleanField(
+        _("a lead only"),
+        default=False,
+        help_text=_(
+            "The line has several usual causes: a match ranks this incident but never makes "
+            "it the answer (e.g. a bare shape error)."
+        ),
+    )
     enabled = models.BooleanField(_("enabled"), default=True)
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL,

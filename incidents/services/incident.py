@@ -276,6 +276,7 @@ def signature_create(
     note: str = "",
     examples: str = "",
     unless: str = "",
+    lead_only: bool = False,
     enabled: bool = True,
     author=None,
     catalog_key: str = "",
@@ -287,6 +288,7 @@ def signature_create(
         note=note,
         examples=examples,
         unless=unless,
+        lead_only=lead_only,
         enabled=enabled,
         author=author,
         catalog_key=catalog_key,
@@ -307,7 +309,7 @@ def signature_update(
     """Change a signature. A person's change (no catalog digest) is never overwritten by
     reseeding; the seed itself passes the digest of the catalog entry it now follows."""
     was_of = Incident.objects.filter(pk=signature.incident_id).values_list("slug", flat=True)
-    for name in ("incident", "pattern", "note", "examples", "unless", "enabled"):
+    for name in ("incident", "pattern", "note", "examples", "unless", "lead_only", "enabled"):
         if name in data:
             setattr(signature, name, data[name])
     signature.catalog_digest = catalog_digest

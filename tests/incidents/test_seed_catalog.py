@@ -182,3 +182,24 @@ def test_reseeding_reads_the_signatures_and_their_history_once(catalog, django_a
     # savepoint (opened and released) its transaction makes inside the test's.
     with django_assert_num_queries(len(SLUGS) + 2 + 2):
         catalog_seed(language="en")
+
+
+def test_a_catalog_signature_turned_lead_only_reaches_an_install_and_stays_as_seeded(
+    catalog, monkeypatch
+):
+    shipped = Signature.objects.get(catalog_key="config-dimension-mismatch:torch-shape-errors")
+    assert shipped.lead_only  # the shipped catalog says a bare shape error is a lead
+    assert not _first_signature("disk-full").lead_only
+
+    _next_release(
+        monkeypatch,
+        "disk-full",
+        lambda signatures: [replace(s, lead_only=True) for s in signatures],
+    )
+    result = catalog_seed(language="en")
+    disk_full = Signature.objects.filter(incident__slug="disk-full", enabled=True)
+    assert result.signatures_updated == disk_full.count() > 0
+    assert all(signature.lead_only for signature in disk_full)
+
+    again = catalog_seed(language="en")
+    assert (again.signatures_updated, again.signatures_kept_edited) == (0, [])

@@ -164,3 +164,32 @@ def test_the_live_test_says_which_sample_line_rules_the_signature_out(lena_clien
     )
     assert response.context["result"].ruled_out_by == (2, "shard 9 rebalanced")
     assert "Ruled out in this sample by line 2" in response.content.decode()
+
+
+def test_a_lead_only_signature_ranks_its_incident_but_never_makes_it_the_answer(lena_client):
+    from incidents.knowledge import knowledge_index
+    from incidents.logmatch import analyze
+
+    incident = IncidentFactory(slug="feature-width", symptom="feature width differs from model")
+    bare = "RuntimeError: mat1 and mat2 shapes cannot be multiplied (512x83 and 80x256)"
+    response = _save(
+        lena_client,
+        incident,
+        pattern=r"shapes cannot be multiplied \(\d+x\d+ and \d+x\d+\)",
+        examples=bare,
+        lead_only="on",
+    )
+    assert response.status_code == 302
+    assert Signature.objects.get().lead_only
+    page = lena_client.get(incident.get_absolute_url()).content.decode()
+    assert "a lead only" in page
+
+    first = analyze(bare, knowledge_index()).suggestions[0]
+    assert first.slug == "feature-width" and not first.confident
+    assert "several usual causes" in str(first.why)
+
+    Signature.objects.update(lead_only=False)
+    from incidents.services import knowledge_changed
+
+    knowledge_changed(slugs=["feature-width"])
+    assert analyze(bare, knowledge_index()).suggestions[0].confident
