@@ -5,7 +5,7 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from incidents.models import Incident, Recurrence
+from incidents.models import Incident, Recurrence, Signature
 from tests.factories import IncidentFactory
 
 pytestmark = pytest.mark.django_db
@@ -150,6 +150,10 @@ def test_leads_manage_signatures_and_bad_expressions_are_refused(lena):
     assert created.status_code == 201
     assert created.json()["pattern"] == good["pattern"]
     assert created.json()["author"] == "lena"
+    assert created.json()["lead_only"] is False
+    lead = client.post(url, {**good, "lead_only": True}, format="json")
+    assert lead.status_code == 201 and lead.json()["lead_only"] is True
+    assert Signature.objects.get(pk=lead.json()["id"]).lead_only
     bad = {**good, "pattern": r"(a)\1"}
     response = client.post(url, bad, format="json")
     assert response.status_code == 400
