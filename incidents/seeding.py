@@ -106,7 +106,8 @@ def _seed_incident(
     return incident, False
 
 
-SIGNATURE_CONTENT = ("pattern", "note", "examples", "unless", "lead_only")
+SIGNATURE_TEXTS = ("pattern", "note", "examples", "unless")
+SIGNATURE_CONTENT = (*SIGNATURE_TEXTS, "lead_only")
 
 
 def signature_digest(content: Mapping[str, Any]) -> str:
@@ -114,7 +115,7 @@ def signature_digest(content: Mapping[str, Any]) -> str:
     counter-pattern and whether it is a lead only. Without a counter-pattern it is the digest
     signatures had before there were any (the migration that added the field keeps a copy),
     and a lead only adds a mark, so signatures seeded before either existed stay as seeded."""
-    values = [content.get(name, "") for name in SIGNATURE_CONTENT[:4]]
+    values = [content.get(name, "") for name in SIGNATURE_TEXTS]
     if not values[-1]:
         values.pop()
     if content.get("lead_only"):

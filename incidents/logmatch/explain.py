@@ -49,21 +49,16 @@ def _describe(clue: Clue) -> Phrase:
             gettext_noop("%(level)s line %(line)s"), level=clue.level.value, line=str(clue.line + 1)
         )
     )
-    if clue.kind == "signature" and clue.lead_only:
-        return Phrase(
+    if clue.kind == "signature":
+        matched = (
             gettext_noop(
                 "signature %(signature)s matched %(where)s, a line with several usual causes "
                 "(a lead, not the answer)"
-            ),
-            signature=str(clue.signature),
-            where=where,
+            )
+            if clue.lead_only
+            else gettext_noop("signature %(signature)s matched %(where)s")
         )
-    if clue.kind == "signature":
-        return Phrase(
-            gettext_noop("signature %(signature)s matched %(where)s"),
-            signature=str(clue.signature),
-            where=where,
-        )
+        return Phrase(matched, signature=str(clue.signature), where=where)
     if clue.kind == "symptom":
         return Phrase(gettext_noop("its symptom line matched %(where)s"), where=where)
     if clue.kind == "feedback":
