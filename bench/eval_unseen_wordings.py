@@ -32,7 +32,11 @@ from incidents.logmatch import analyze, build_index
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("folders", nargs="+", type=Path)
-    parser.add_argument("-v", action="store_true", help="print every tail not in the top 3")
+    parser.add_argument(
+        "-v",
+        action="store_true",
+        help="print every tail not in the top 3, and every confident wrong answer",
+    )
     args = parser.parse_args()
 
     by_label: dict[str, list[tuple[str, bytes, str | None]]] = defaultdict(list)
@@ -54,9 +58,11 @@ def main() -> None:
             place = slugs.index(slug) + 1 if slug in slugs[:3] else 0
             places[place] += 1
             silent += not slugs
-            wrong_and_sure += bool(slugs) and report.confident and slugs[0] != slug
-            if args.v and not place:
-                print(f"  {slug}: {name} -> {slugs[:3] or 'no suggestion'}")
+            sure_and_wrong = bool(slugs) and report.confident and slugs[0] != slug
+            wrong_and_sure += sure_and_wrong
+            if args.v and (sure_and_wrong or not place):
+                sure = " (confident)" if sure_and_wrong else ""
+                print(f"  {slug}: {name} -> {slugs[:3] or 'no suggestion'}{sure}")
     total = sum(places.values())
     print(f"{total} labelled tails, {len(by_label)} incidents, each without its signatures")
     print(f"top-1:                       {places[1]}/{total} = {places[1] / total:.3f}")

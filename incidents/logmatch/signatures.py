@@ -261,8 +261,16 @@ def build_signature_set(
             if pattern is None:
                 rejected[key] = "symptom line too short or too vague to act as a signature"
             else:
-                unless = _symptom_counter(line, own)
-                candidates.append(Signature(key, incident.slug, pattern, "symptom", unless=unless))
+                candidates.append(
+                    Signature(
+                        key,
+                        incident.slug,
+                        pattern,
+                        "symptom",
+                        unless=_symptom_counter(line, own),
+                        lead_only=_symptom_lead_only(line, own),
+                    )
+                )
     accepted, matcher = _compile_valid(candidates, rejected)
     result = SignatureSet([_Part(tuple(accepted), matcher)], rejected, None)
     if not benign_lines:
@@ -291,6 +299,18 @@ def _symptom_counter(line: str, signatures: Sequence[Signature]) -> str:
             counters.append(signature.unless)
     unique = list(dict.fromkeys(counters))
     return "|".join(f"(?:{counter})" for counter in unique) if len(unique) > 1 else "".join(unique)
+
+
+def _symptom_lead_only(line: str, signatures: Sequence[Signature]) -> bool:
+    """A symptom line is a lead only when every signature of its incident that recognises it
+    is one: the line has several usual causes, whether a signature or the symptom finds it."""
+    recognising = [
+        signature
+        for signature in signatures
+        if compile_error(signature.pattern) is None
+        and re2.compile(signature.pattern, re2_options()).search(line)
+    ]
+    return bool(recognising) and all(signature.lead_only for signature in recognising)
 
 
 def counter_problem(unless: str) -> str | None:
