@@ -68,7 +68,14 @@ def load_cases(folder: Path) -> list[dict]:
     for path in sorted(folder.glob("*.expected.json")):
         expected = json.loads(path.read_text(encoding="utf-8"))
         name = path.name.removesuffix(".expected.json")
-        cases.append({"id": name, "label": expected["slug"], "log_path": expected.get("log_path")})
+        cases.append(
+            {
+                "id": name,
+                "label": expected["slug"],
+                "log_path": expected.get("log_path"),
+                "unsure": bool(expected.get("unsure")),
+            }
+        )
     return cases
 
 
@@ -88,6 +95,7 @@ def main() -> int:
     cases = [{**case, "folder": folder} for folder in args.folders for case in load_cases(folder)]
     labelled = [case for case in cases if case["label"] != "none"]
     top1 = top1_confident = top3 = confident_none = confident_answers = 0
+    sure_top1 = 0  # of the labels their gatherer did not mark unsure
     report_lines = []
     for case in cases:
         log = (case["folder"] / f"{case['id']}.log").read_bytes()
@@ -101,6 +109,7 @@ def main() -> int:
         else:
             right = slugs[:1] == [label]
             top1 += right
+            sure_top1 += right and not case.get("unsure")
             top1_confident += right and report.confident
             top3 += label in slugs[:3]
             wrong = not (right and report.confident)
@@ -120,6 +129,11 @@ def main() -> int:
         f"top-1 and confident:    {top1_confident}/{len(labelled)} = {top1_confident / total:.1%}"
     )
     print(f"top-3:                  {top3}/{len(labelled)} = {top3 / total:.1%}")
+    sure = [case for case in labelled if not case.get("unsure")]
+    if sure and len(sure) < len(labelled):
+        print(
+            f"top-1, labels not marked unsure: {sure_top1}/{len(sure)} = {sure_top1 / len(sure):.1%}"
+        )
     print(f"none cases with a confident suggestion: {confident_none}/{none_count}")
     right = top1_confident
     print(
