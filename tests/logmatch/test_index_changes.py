@@ -10,7 +10,7 @@ from pathlib import Path
 from incidents.catalog import engine_specs
 from incidents.logmatch import IncidentSpec, SignatureSpec, analyze, benign_lines, build_index
 from incidents.logmatch.clues import LOG_LEAD_SHARE, SIMILARITY_WEIGHT
-from incidents.logmatch.ranking import STAGE_AGREES
+from incidents.logmatch.ranking import CONFIDENT, STAGE_AGREES
 
 CASES = Path(__file__).with_name("cases")
 STATISTICS_DRIFT = 0.1
@@ -151,7 +151,7 @@ def test_many_changes_keep_a_few_parts_and_answer_as_a_fresh_build():
         ours, theirs = analyze(tail, index), analyze(tail, fresh)
         if failed:
             assert _same_first(ours, theirs)
-        assert ours.confident == theirs.confident
+        assert ours.confident == theirs.confident or _similarity_at_threshold(theirs)
 
 
 # Within this of the fresh build's first score, two incidents are a tie that the statistics
@@ -167,6 +167,18 @@ def _same_first(ours, theirs) -> bool:
     top = theirs.suggestions[0]
     scores = {s.slug: s.score for s in theirs.suggestions}
     return scores.get(ours.suggestions[0].slug, -1.0) >= top.score - TIE
+
+
+def _similarity_at_threshold(report) -> bool:
+    """The first suggestion rests on similar text alone (a typed description) and scores
+    within the statistics' drift of the threshold: the changes' parts weigh words with the
+    book's frequencies at their build, so the two builds may fall either side of it."""
+    first = report.suggestions[0] if report.suggestions else None
+    return (
+        first is not None
+        and all(evidence.kind == "similar" for evidence in first.evidence)
+        and abs(first.score - CONFIDENT) <= STATISTICS_DRIFT
+    )
 
 
 def _label(case: Path) -> str:
