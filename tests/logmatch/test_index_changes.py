@@ -10,7 +10,7 @@ from pathlib import Path
 from incidents.catalog import engine_specs
 from incidents.logmatch import IncidentSpec, SignatureSpec, analyze, benign_lines, build_index
 from incidents.logmatch.clues import LOG_LEAD_SHARE, SIMILARITY_WEIGHT
-from incidents.logmatch.ranking import STAGE_AGREES
+from incidents.logmatch.ranking import CONFIDENT, STAGE_AGREES
 
 CASES = Path(__file__).with_name("cases")
 STATISTICS_DRIFT = 0.1
@@ -151,13 +151,24 @@ def test_many_changes_keep_a_few_parts_and_answer_as_a_fresh_build():
         ours, theirs = analyze(tail, index), analyze(tail, fresh)
         if failed:
             assert _same_first(ours, theirs)
-        assert ours.confident == theirs.confident
+        assert ours.confident == theirs.confident or _near_confident(theirs)
 
 
 # Within this of the fresh build's first score, two incidents are a tie that the statistics
 # as they were may break the other way (the changes' parts weigh words with the book's
 # frequencies at their build).
 TIE = 0.01
+
+
+# A first score this near the confidence threshold (a tail recognised by its wording alone) is
+# one the book's word frequencies as they were may carry across it either way.
+NEAR_CONFIDENT = 0.04
+
+
+def _near_confident(report) -> bool:
+    return (
+        bool(report.suggestions) and abs(report.suggestions[0].score - CONFIDENT) <= NEAR_CONFIDENT
+    )
 
 
 def _same_first(ours, theirs) -> bool:
