@@ -292,11 +292,8 @@ def build_signature_set(
 def _symptom_counter(line: str, signatures: Sequence[Signature]) -> str:
     """A symptom line is ruled out by what rules out the incident's own signatures that
     recognise it: `No space left on device` is no full disk beside `/dev/shm`."""
-    counters = []
-    for signature in signatures:
-        usable = signature.unless and compile_error(signature.pattern) is None
-        if usable and re2.compile(signature.pattern, re2_options()).search(line):
-            counters.append(signature.unless)
+    with_counter = [signature for signature in signatures if signature.unless]
+    counters = [signature.unless for signature in _recognising(line, with_counter)]
     unique = list(dict.fromkeys(counters))
     return "|".join(f"(?:{counter})" for counter in unique) if len(unique) > 1 else "".join(unique)
 
@@ -304,13 +301,20 @@ def _symptom_counter(line: str, signatures: Sequence[Signature]) -> str:
 def _symptom_lead_only(line: str, signatures: Sequence[Signature]) -> bool:
     """A symptom line is a lead only when every signature of its incident that recognises it
     is one: the line has several usual causes, whether a signature or the symptom finds it."""
-    recognising = [
+    if not any(signature.lead_only for signature in signatures):
+        return False
+    recognising = _recognising(line, signatures)
+    return bool(recognising) and all(signature.lead_only for signature in recognising)
+
+
+def _recognising(line: str, signatures: Sequence[Signature]) -> list[Signature]:
+    """The usable signatures among `signatures` that match `line`."""
+    return [
         signature
         for signature in signatures
         if compile_error(signature.pattern) is None
         and re2.compile(signature.pattern, re2_options()).search(line)
     ]
-    return bool(recognising) and all(signature.lead_only for signature in recognising)
 
 
 def counter_problem(unless: str) -> str | None:
