@@ -14,7 +14,8 @@ An incident scores its strongest clue plus a little for each further independent
 times stage agreement and users' feedback, capped at 1. It is confident only when its
 confirming evidence alone (a signature, a symptom line, feedback; in a typed description
 also similar text) reaches `CONFIDENT` (`CONFIDENT_ACROSS_STAGES` for an incident of another
-stage than the one the tail clearly comes from): anything less is shown as a lead, never as
+stage than the one the tail clearly comes from), and, when it rests on similar text alone, the
+next incident resembles the text clearly less: anything less is shown as a lead, never as
 the answer. Where a line only reports the failure (a job cancelled, an exit code) and another
 line explains it, the explanation ranks first; so does an earlier line that explains a missing
 input (`cp: cannot stat`, the fallout of the step that failed); where a tail clearly of one
@@ -52,6 +53,11 @@ LIKENESS_BELOW = 0.95
 # name it least: serving engines and build tools print their names on almost every line,
 # so a tail with no stage cue is more likely a training or data script's.
 TIE_ORDER = {"train": 0, "data": 1, "build": 2, "serve": 3}
+# An answer that rests on similar text alone (a typed description) is the answer only when
+# the next incident resembles the text clearly less: at most this share of its score. Two
+# incidents that read alike are two leads (a host's memory and a card's, a hub that is down
+# and one that is gated), however close the first one reads.
+SIMILAR_MARGIN = 0.6
 
 
 @dataclass(frozen=True)
@@ -101,7 +107,9 @@ def rank(
                 slug=candidate.slug,
                 title=incidents[candidate.slug].title,
                 score=round(candidate.score, 3),
-                confident=_confident(tail, candidate) and not _tied(candidate, runner_up),
+                confident=_confident(tail, candidate)
+                and not _tied(candidate, runner_up)
+                and not _alike(tail, candidate, runner_up),
                 evidence=_evidence(candidate.clues),
                 why=explain(tail, candidate, runner_up),
             )
@@ -278,6 +286,17 @@ def _tied(candidate: Candidate, runner_up: Candidate | None) -> bool:
     if runner_up is None or abs(candidate.raw - runner_up.raw) > 1e-9:
         return False
     return candidate.clues[0].line == runner_up.clues[0].line
+
+
+def _alike(tail: Tail, candidate: Candidate, runner_up: Candidate | None) -> bool:
+    """The answer rests on similar text alone and the runner-up resembles the text nearly as
+    well (`SIMILAR_MARGIN`): similarity can rank the two, not tell them apart."""
+    if runner_up is None:
+        return False
+    proof = [clue for clue in candidate.clues if clue.kind in tail.confirming_kinds()]
+    if not proof or any(clue.kind != "similar" for clue in proof):
+        return False
+    return runner_up.raw > SIMILAR_MARGIN * candidate.raw
 
 
 def _evidence(clues: Sequence[Clue]) -> tuple[Evidence, ...]:

@@ -460,3 +460,52 @@ def test_zsh_reports_a_killed_command_in_lower_case(catalog_index):
     report = analyze("zsh: killed     python train.py --config cfg.yaml\n", catalog_index)
 
     assert report.suggestions[0].slug == "host-oom"
+
+
+def _described(*incidents: tuple[str, str]):
+    return build_index(
+        [
+            IncidentSpec(slug, slug.replace("-", " "), None, "", description=text)
+            for slug, text in incidents
+        ],
+        [],
+    )
+
+
+def test_a_description_two_incidents_resemble_alike_is_a_lead_not_an_answer():
+    """A typed description rests on similar text alone: when the next incident reads nearly
+    as close, similarity ranks the two but cannot tell them apart."""
+    index = _described(
+        ("host-memory", "the job needs more system memory than the host has available"),
+        ("card-memory", "the job needs more memory on the card than is available"),
+        ("disk-space", "the disk holding the checkpoints is full"),
+    )
+    report = analyze("the model requires more memory than is available", index)
+
+    assert {s.slug for s in report.suggestions[:2]} == {"host-memory", "card-memory"}
+    assert not report.suggestions[0].confident
+
+
+def test_a_description_one_incident_resembles_clearly_is_the_answer():
+    index = _described(
+        ("host-memory", "the job needs more system memory than the host has available"),
+        ("disk-space", "the disk holding the checkpoints is full"),
+    )
+    report = analyze("the job needs more system memory than the host has", index)
+
+    assert report.suggestions[0].slug == "host-memory"
+    assert report.suggestions[0].confident
+
+
+def test_a_program_named_alone_is_not_a_missing_data_file(catalog_index):
+    """Python names a program it could not run by its bare name (no directory, no extension):
+    that is a tool missing from PATH, not an artifact an earlier step failed to write."""
+    program = analyze(
+        "FileNotFoundError: [Errno 2] No such file or directory: 'sclite'", catalog_index
+    )
+    data = analyze(
+        "FileNotFoundError: [Errno 2] No such file or directory: 'data/train/text'", catalog_index
+    )
+
+    assert not (program.confident and program.suggestions[0].slug == "missing-artifact")
+    assert data.confident and data.suggestions[0].slug == "missing-artifact"
