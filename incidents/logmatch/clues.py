@@ -111,6 +111,7 @@ class Clue:
     source: str = ""  # what found it: a signature key, or similar/feedback and the line
     seen: str = ""  # for a trend: what the numbers did (a Phrase); for a stage lead: the stage
     lead_only: bool = False  # from a signature whose line has several usual causes
+    pattern: str = ""  # the signature's or symptom line's pattern that found it
 
     @property
     def faint(self) -> bool:
@@ -155,6 +156,7 @@ def signature_clues(tail: Tail, hits: Sequence[Hit]) -> dict[str, list[Clue]]:
                 repeats=tail.repeats(index),
                 source=hit.signature.key,
                 lead_only=hit.signature.lead_only,
+                pattern=hit.signature.pattern,
             )
         )
     return clues

@@ -17,22 +17,27 @@ also similar text) reaches `CONFIDENT` (`CONFIDENT_ACROSS_STAGES` for an inciden
 stage than the one the tail clearly comes from), and, when it rests on similar text alone, the
 next incident resembles the text clearly less: anything less is shown as a lead, never as
 the answer. Where a line only reports the failure (a job cancelled, an exit code) and another
-line explains it, the explanation ranks first; so does an earlier line that explains a missing
-input (`cp: cannot stat`, the fallout of the step that failed); where a tail clearly of one
-stage matches nothing, the stage's usual failure is offered as a lead.
+line explains it, the explanation ranks first; so does the cause an error line quotes after
+a colon (`failed to load 'm' version 1: … out of memory`), and an earlier line that explains
+a missing input (`cp: cannot stat`, the fallout of the step that failed); where a tail
+clearly of one stage matches nothing, the stage's usual failure is offered as a lead.
 """
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+import re2
+
 from .clues import Clue
 from .explain import explain
 from .generic import is_consequence, is_fallout
+from .patterns import re2_options
 from .tail import Tail
-from .types import Evidence, IncidentSpec, Suggestion
+from .types import Evidence, IncidentSpec, Level, Suggestion
 
 CONFIDENT = 0.55
 CONFIDENT_ACROSS_STAGES = 0.65  # an incident of another stage than the tail's clear one
@@ -89,6 +94,7 @@ def rank(
             continue
         candidates.append(_score(tail, incident, found, adjustments.get(slug, 0.0)))
     candidates = _cause_before_consequence(tail, candidates)
+    candidates = _cause_within_line(candidates)
     candidates = _cause_before_fallout(tail, candidates)
     candidates = _signature_before_likeness(tail, candidates)
     candidates.sort(
@@ -164,6 +170,45 @@ def _cause_before_consequence(tail: Tail, candidates: list[Candidate]) -> list[C
     if not explained:
         return candidates
     return [_demoted(candidate) if reports(candidate) else candidate for candidate in candidates]
+
+
+def _cause_within_line(candidates: list[Candidate]) -> list[Candidate]:
+    """Candidates whose best clue is an error line that goes on, after a colon, to what
+    another incident's signature recognises weigh less: the line wraps that failure. A server that
+    `failed to load 'llama' version 1: Internal: … CUDA out of memory`, an engine whose
+    `initialization failed: …`, a build step that failed `: nvcc fatal …` each report the
+    cause they quote; the cause is the answer."""
+    found: dict[int, list[tuple[str, int]]] = defaultdict(list)
+    for candidate in candidates:
+        for clue in candidate.clues:
+            start = _match_start(clue)
+            if start is not None:
+                found[clue.line].append((candidate.slug, start))
+
+    def wraps(candidate: Candidate) -> bool:
+        best = candidate.clues[0]
+        start = _match_start(best)
+        if start is None or candidate.consequence or best.level is not Level.ERROR:
+            return False
+        return any(
+            slug != candidate.slug and other > start and ":" in best.text[start:other]
+            for slug, other in found[best.line]
+        )
+
+    return [_demoted(candidate) if wraps(candidate) else candidate for candidate in candidates]
+
+
+def _match_start(clue: Clue) -> int | None:
+    """Where the pattern that found a signature or symptom clue matches in its line."""
+    if clue.kind not in ("signature", "symptom") or clue.generic or not clue.pattern:
+        return None
+    match = _regex(clue.pattern).search(clue.text)
+    return match.start() if match else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _regex(pattern: str) -> re2._Regexp:
+    return re2.compile(pattern, re2_options())
 
 
 def _cause_before_fallout(tail: Tail, candidates: list[Candidate]) -> list[Candidate]:

@@ -509,3 +509,48 @@ def test_a_program_named_alone_is_not_a_missing_data_file(catalog_index):
 
     assert not (program.confident and program.suggestions[0].slug == "missing-artifact")
     assert data.confident and data.suggestions[0].slug == "missing-artifact"
+
+
+def test_an_error_line_quoting_its_cause_after_a_colon_is_answered_by_the_cause():
+    """A server, engine or build step that reports a failure and quotes its cause after a
+    colon (`failed to load … version 1: Internal: …`) wraps that cause: the incident that the
+    quoted text names is the answer, however much more literal text the wrapper's pattern
+    holds."""
+    index = _index(
+        ("wrapper", r"failed to load the model '[^']+' from its repository version \d+", None),
+        ("cause", r"shard quota gone", None),
+    )
+    log = "E1203 model_lifecycle.cc:626] failed to load the model 'llama' from its repository version 1: Internal: shard quota gone"
+
+    report = analyze(log, index)
+
+    assert [s.slug for s in report.suggestions] == ["cause", "wrapper"]
+
+
+def test_a_quoted_cause_ahead_of_the_colon_or_on_a_warning_line_changes_nothing():
+    """Only an error line wraps a cause, and only what comes after the wrapper and a colon is
+    quoted: a cause named first, or a warning that names two things, keeps the usual order."""
+    index = _index(
+        ("wrapper", r"failed to load the model '[^']+' from its repository version \d+", None),
+        ("cause", r"shard quota gone", None),
+    )
+    ahead = "ERROR shard quota gone; failed to load the model 'llama' from its repository version 1: retrying"
+    warning = (
+        "WARN failed to load the model 'llama' from its repository version 1: shard quota gone"
+    )
+
+    assert analyze(ahead, index).suggestions[0].slug == "wrapper"
+    assert analyze(warning, index).suggestions[0].slug == "wrapper"
+
+
+def test_triton_quoting_an_out_of_memory_error_is_out_of_memory(catalog_index):
+    log = (
+        "E0101 12:00:00.000 1 model_lifecycle.cc:626] failed to load 'llama' version 1: "
+        "Internal: RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+        "E0101 12:00:00.100 1 model_repository_manager.cc:1186] failed to load 'llama'"
+    )
+
+    report = analyze(log, catalog_index)
+
+    assert report.suggestions[0].slug == "gpu-oom"
+    assert report.suggestions[0].confident
