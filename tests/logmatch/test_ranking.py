@@ -554,3 +554,19 @@ def test_triton_quoting_an_out_of_memory_error_is_out_of_memory(catalog_index):
 
     assert report.suggestions[0].slug == "gpu-oom"
     assert report.suggestions[0].confident
+
+
+def test_a_gguf_tensor_of_the_wrong_shape_is_two_leads_not_an_answer(catalog_index):
+    """llama.cpp's `has wrong shape` comes from a broken export as often as from an engine that
+    does not know the model's variant: both are offered, neither as the answer."""
+    log = (
+        "error loading model: check_tensor_dims: tensor 'blk.0.attn_gate.weight' has wrong "
+        "shape; expected 5120, 5120, got 5120, 6144, 1, 1\n"
+        "llama_model_load_from_file_impl: failed to load model"
+    )
+
+    report = analyze(log, catalog_index)
+
+    assert not report.confident
+    leads = {suggestion.slug for suggestion in report.suggestions[:2]}
+    assert leads == {"gguf-file-invalid", "unsupported-architecture"}
