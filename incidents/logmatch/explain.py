@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 def explain(tail: Tail, winner: Candidate, runner_up: Candidate | None) -> Phrase:
     """One sentence on why `winner` ranks above `runner_up`."""
-    found = _describe(winner.clues[0])
+    found = _found(winner)
     if runner_up is None:
         return Phrase(
             gettext_noop("%(found)s; no other incident has evidence in this tail."),
@@ -36,26 +36,53 @@ def explain(tail: Tail, winner: Candidate, runner_up: Candidate | None) -> Phras
     )
 
 
-def _describe(clue: Clue) -> Phrase:
-    where = (
-        Phrase(
+def _found(winner: Candidate) -> Phrase:
+    """The winner's strongest evidence; when that line has several usual causes, also the line
+    that tells which of them it is (the evidence that makes it the answer)."""
+    best = winner.clues[0]
+    proof = next(
+        (
+            clue
+            for clue in winner.clues
+            if clue.kind in ("signature", "symptom") and not clue.lead_only and not clue.generic
+        ),
+        None,
+    )
+    if not best.lead_only or proof is None:
+        return _describe(best)
+    return Phrase(
+        gettext_noop(
+            "%(found)s, a line with several usual causes, and %(proof)s, which names the cause"
+        ),
+        found=_describe(best, as_lead=False),
+        proof=_describe(proof),
+    )
+
+
+def _where(clue: Clue) -> Phrase:
+    if clue.repeats > 1:
+        return Phrase(
             gettext_noop("%(level)s line %(line)s, repeated %(repeats)s times"),
             level=clue.level.value,
             line=str(clue.line + 1),
             repeats=str(clue.repeats),
         )
-        if clue.repeats > 1
-        else Phrase(
-            gettext_noop("%(level)s line %(line)s"), level=clue.level.value, line=str(clue.line + 1)
-        )
+    return Phrase(
+        gettext_noop("%(level)s line %(line)s"), level=clue.level.value, line=str(clue.line + 1)
     )
+
+
+def _describe(clue: Clue, *, as_lead: bool = True) -> Phrase:
+    """What the clue is and where; a lead-only signature's hit says it is a lead unless
+    `as_lead` is off (the caller says what else there is)."""
+    where = _where(clue)
     if clue.kind == "signature":
         matched = (
             gettext_noop(
                 "signature %(signature)s matched %(where)s, a line with several usual causes "
                 "(a lead, not the answer)"
             )
-            if clue.lead_only
+            if clue.lead_only and as_lead
             else gettext_noop("signature %(signature)s matched %(where)s")
         )
         return Phrase(matched, signature=str(clue.signature), where=where)

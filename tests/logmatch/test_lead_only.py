@@ -4,6 +4,9 @@ recognise it, and another signature of the incident still confirms it."""
 
 from __future__ import annotations
 
+from django.utils import translation
+
+from common.translation import phrase_text
 from incidents.logmatch import IncidentSpec, SignatureSpec, analyze, build_index
 
 BARE = "RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn"
@@ -51,3 +54,25 @@ def test_a_symptom_line_no_signature_recognises_still_confirms():
 def test_another_signature_of_the_incident_makes_it_the_answer():
     first = _first(WARNED, [LOSS, CHECKPOINT])
     assert first.slug == "frozen-inputs" and first.confident
+
+
+def test_the_answer_from_a_lead_line_and_its_proof_says_which_line_names_the_cause():
+    """The strongest line of the answer is a lead-only one: the explanation says another line
+    names the cause instead of calling the answer a mere lead, in both languages."""
+    why = _first(WARNED, [LOSS, CHECKPOINT]).why
+
+    with translation.override("en"):
+        english = phrase_text(why)
+    with translation.override("zh-hans"):
+        chinese = phrase_text(why)
+
+    assert "symptom line matched ERROR line 2, a line with several usual causes" in english
+    assert "signature checkpoint matched" in english and "names the cause" in english
+    assert "not the answer" not in english
+    assert "点明了是哪一个" in chinese and "不是答案" not in chinese
+
+
+def test_a_lead_alone_is_still_called_a_lead():
+    tail = "ERROR: the adapter output does not require grad"
+    with translation.override("en"):
+        assert "(a lead, not the answer)" in phrase_text(_first(tail, [LOSS]).why)
