@@ -178,19 +178,26 @@ def _cause_within_line(candidates: list[Candidate]) -> list[Candidate]:
     `failed to load 'llama' version 1: Internal: … CUDA out of memory`, an engine whose
     `initialization failed: …`, a build step that failed `: nvcc fatal …` each report the
     cause they quote; the cause is the answer."""
+    # Only a candidate's best line can wrap, and only an error line: where each pattern matches
+    # is looked up on those few lines alone.
+    lines = {
+        candidate.clues[0].line
+        for candidate in candidates
+        if candidate.clues[0].level is Level.ERROR and not candidate.consequence
+    }
     found: dict[int, list[tuple[str, int]]] = defaultdict(list)
     for candidate in candidates:
         for clue in candidate.clues:
-            start = _match_start(clue)
+            start = _match_start(clue) if clue.line in lines else None
             if start is not None:
                 found[clue.line].append((candidate.slug, start))
 
     def wraps(candidate: Candidate) -> bool:
         best = candidate.clues[0]
-        start = _match_start(best)
-        if start is None or candidate.consequence or best.level is not Level.ERROR:
+        if best.line not in lines or candidate.consequence:
             return False
-        return any(
+        start = _match_start(best)
+        return start is not None and any(
             slug != candidate.slug and other > start and ":" in best.text[start:other]
             for slug, other in found[best.line]
         )
