@@ -25,17 +25,14 @@ clearly of one stage matches nothing, the stage's usual failure is offered as a 
 
 from __future__ import annotations
 
-import functools
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-import re2
-
 from .clues import Clue
 from .explain import explain
 from .generic import is_consequence, is_fallout
-from .patterns import re2_options
+from .prefilter import compiled
 from .tail import Tail
 from .types import Evidence, IncidentSpec, Level, Suggestion
 
@@ -209,13 +206,8 @@ def _match_start(clue: Clue) -> int | None:
     """Where the pattern that found a signature or symptom clue matches in its line."""
     if clue.kind not in ("signature", "symptom") or clue.generic or not clue.pattern:
         return None
-    match = _regex(clue.pattern).search(clue.text)
+    match = compiled(clue.pattern).search(clue.text)
     return match.start() if match else None
-
-
-@functools.lru_cache(maxsize=4096)
-def _regex(pattern: str) -> re2._Regexp:
-    return re2.compile(pattern, re2_options())
 
 
 def _cause_before_fallout(tail: Tail, candidates: list[Candidate]) -> list[Candidate]:
