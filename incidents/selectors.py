@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import re2
-from django.db.models import QuerySet
+from django.db.models import QuerySet, Sum
 from django.shortcuts import get_object_or_404
 from django.utils.translation import get_language
 
 from common.history import HistoryEntry, history_entries
+from common.keyset import count_up_to
 from common.memo import Memo
 from common.numbers import whole_number
 from common.translation import phrase_text
@@ -21,8 +22,10 @@ from incidents.models import (
     Analysis,
     Feedback,
     Incident,
+    IncidentCell,
     KnowledgeGap,
     Recurrence,
+    TagCell,
 )
 
 SIMILAR_MIN_SCORE = 0.15
@@ -71,6 +74,27 @@ def incident_tag_names(incidents: list[Incident]) -> None:
         names[incident_id].append(name)
     for incident in incidents:
         incident.tag_names = names[incident.pk]
+
+
+# The filters whose counts the rollups keep: a tag's incidents per stage × discipline
+# (TagCell), and every incident's (IncidentCell).
+COUNTED_FILTERS = {"tag", "stage", "discipline"}
+
+
+def incident_count(queryset: QuerySet[Incident], asked: dict, *, cap: int) -> int:
+    """How many incidents the filtered `queryset` holds, counting no further than one past
+    `cap`. Filters by tag, stage and discipline alone are read off the rollups (at most 16
+    rows), whatever the size of the book; any other filter or a search counts the rows,
+    stopping past the cap."""
+    asked = {name: value for name, value in asked.items() if value not in (None, "")}
+    asked.pop("sort", None)
+    if not asked.keys() <= COUNTED_FILTERS:
+        return count_up_to(queryset, cap)
+    cells = IncidentCell.objects.all()
+    if "tag" in asked:
+        cells = TagCell.objects.filter(tag__name=asked.pop("tag").strip().lower())
+    counted = cells.filter(**asked).aggregate(n=Sum("incidents"))["n"] or 0
+    return min(counted, cap + 1)
 
 
 def incident_recurrences(*, incident: Incident) -> QuerySet[Recurrence]:

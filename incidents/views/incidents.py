@@ -9,7 +9,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from common.keyset import CursorInvalid, count_up_to, keyset_page, page_links
+from common.keyset import CursorInvalid, keyset_page, page_links
 from common.memo import Memo
 from incidents import selectors, services
 from incidents.filters import IncidentFilterSet
@@ -31,7 +31,9 @@ def incident_list(request):
     queryset = queryset.order_by(*(queryset.query.order_by or ("-updated_at",)), "-id")
     page = _page(request, queryset, PAGE_SIZE, rare_filters=True)
     selectors.incident_tag_names(page.rows)
-    count = count_up_to(queryset, COUNT_CAP)
+    count = 0
+    if filterset.is_valid():
+        count = selectors.incident_count(queryset, filterset.form.cleaned_data, cap=COUNT_CAP)
     context = {
         "filterset": filterset,
         "page": page,

@@ -10,6 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from incidents import services
 from incidents.filters import IncidentFilterSet
 from incidents.models import Incident, Tag
 from incidents.views import incidents as views
@@ -240,3 +241,50 @@ def test_facets_asked_together_are_read_as_pairs_and_find_what_each_filter_finds
         assert {incident.slug for incident in page} == expected, query
         paired = any("incident_facet_pairs" in q["sql"] for q in queries.captured_queries)
         assert paired == (connection.vendor == "postgresql"), query
+
+
+def test_counts_by_tag_stage_and_discipline_are_read_off_the_rollups(alice, alice_client):
+    """A count by tag, stage and discipline reads the rollups, not the rows, whatever the size
+    of the book; it stays exact as incidents are retagged, moved and deleted."""
+    for n, (stage, discipline, tags) in enumerate(
+        [
+            ("train", "validate-first", ["nccl", "gpu"]),
+            ("train", "version-lock", ["nccl"]),
+            ("serve", "validate-first", ["gpu"]),
+            ("data", "reconcile", ["显存"]),
+        ]
+    ):
+        IncidentFactory(slug=f"c-{n}", stage=stage, discipline=discipline, tags=tags)
+    moved = Incident.objects.get(slug="c-2")
+    services.incident_update(
+        incident=moved, data={"stage": "train"}, tags=["nccl", "显存"], actor=alice
+    )
+    services.incident_delete(incident=Incident.objects.get(slug="c-1"))
+    asked = [
+        {},
+        {"tag": "NCCL"},
+        {"tag": "nccl", "stage": "train"},
+        {"tag": "显存", "stage": "train", "discipline": "validate-first"},
+        {"stage": "train"},
+        {"discipline": "validate-first"},
+        {"tag": "gpu", "stage": "serve"},
+        {"tag": "nowhere"},
+    ]
+    for query in asked:
+        with CaptureQueriesContext(connection) as queries:
+            response = alice_client.get(LIST, query)
+        rows = IncidentFilterSet(query, queryset=Incident.objects.all()).qs.count()
+
+        assert response.context["count"] == rows, query
+        sql = [q["sql"] for q in queries.captured_queries]
+        assert any('SUM("incidents_' in s and "cell" in s for s in sql), query
+        assert not any("COUNT(" in s for s in sql), query
+
+
+def test_other_filters_count_the_rows(alice_client):
+    IncidentFactory(slug="high", severity="high", tags=["nccl"])
+    IncidentFactory(slug="low", severity="low", tags=["nccl"])
+
+    response = alice_client.get(LIST, {"tag": "nccl", "severity": "high"})
+
+    assert response.context["count"] == 1
