@@ -258,3 +258,15 @@ def test_a_confirmation_is_worded_in_the_readers_language(alice_client, bob_clie
     detail = reverse("incidents:incident-detail", args=["gpu-oom"])
     assert f"Confirmed by analysis #{analysis.pk}" in bob_client.get(detail).content.decode()
     assert f"由分析 #{analysis.pk} 确认" in alice_client.get(detail).content.decode()
+
+
+def test_the_explanation_names_the_signature_as_its_incident_page_shows_it(alice_client, catalog):
+    analysis = _submit(alice_client, log=OOM_TAIL)
+    analysis_run(analysis_id=analysis.pk)
+    body = alice_client.get(analysis.get_absolute_url()).content.decode()
+    hit = Incident.objects.get(slug="gpu-oom").signatures.get(hit_count__gt=0)
+
+    assert f"Signature #{hit.pk} matched ERROR line 4" in body
+    incident_page = alice_client.get(reverse("incidents:incident-detail", args=["gpu-oom"]))
+    assert f'id="signature-{hit.pk}"' in incident_page.content.decode()
+    assert f"#{hit.pk}</span>" in incident_page.content.decode()
