@@ -76,6 +76,10 @@ ALLOWED_OVERLAPS: dict[tuple[str, str], set[str]] = {
     # architecture the engine does not know: both incidents claim it, each as a lead only.
     ("gguf-file-invalid", "gguf-tensor-wrong-shape"): {"unsupported-architecture"},
     ("unsupported-architecture", "gguf-tensor-shape-unknown-variant"): {"gguf-file-invalid"},
+    # NCCL's "unhandled system error" is a connection never set up as often as a peer lost in
+    # the middle of a run: both incidents claim it, each as a lead only.
+    ("collective-timeout", "nccl-system-remote-error"): {"nccl-network-setup"},
+    ("nccl-network-setup", "nccl-unhandled-system-error"): {"collective-timeout"},
 }
 
 BENIGN_MAX_RATIO = 0.01
