@@ -73,6 +73,9 @@ def site(catalog, runbooks, lena):
     widest = max(
         Incident.objects.all(), key=lambda i: max(len(line) for line in i.remedy.splitlines())
     )
+    # The incident whose title holds the longest word (an error name such as
+    # CUDA_ERROR_INVALID_VALUE): a heading must wrap it, not widen the page.
+    long_word = max(Incident.objects.all(), key=lambda i: max(map(len, i.title.split())))
     analyses = []
     for text in (
         OOM_TAIL,
@@ -91,6 +94,7 @@ def site(catalog, runbooks, lena):
         "/incidents/",
         "/incidents/?q=out+of+memory",
         "/incidents/gpu-oom/",
+        f"/incidents/{long_word.slug}/",
         "/incidents/gpu-oom/edit/",
         "/incidents/new/",
         f"/gaps/{gap.pk}/draft/" if gap else "/gaps/",
