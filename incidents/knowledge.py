@@ -165,13 +165,25 @@ def _incident_specs(incidents) -> list[logmatch.IncidentSpec]:
     ]
 
 
+def signature_key(pk: int) -> str:
+    """A stored signature's key in the engine: its number as its incident's page shows it
+    (#N), which explanations quote."""
+    return f"#{pk}"
+
+
+def signature_pk(key: str) -> int | None:
+    """The stored signature a key names; None for a key the catalog or a test gave."""
+    number = key.removeprefix("#")
+    return int(number) if key.startswith("#") and number.isdigit() else None
+
+
 def _signature_specs(slugs: Iterable[str] | None = None) -> list[logmatch.SignatureSpec]:
     signatures = Signature.objects.enabled()
     if slugs is not None:
         signatures = signatures.filter(incident__slug__in=slugs)
     return [
         logmatch.SignatureSpec(
-            key=str(pk), slug=slug, pattern=pattern, unless=unless, lead_only=lead_only
+            key=signature_key(pk), slug=slug, pattern=pattern, unless=unless, lead_only=lead_only
         )
         for pk, slug, pattern, unless, lead_only in signatures.values_list(
             "pk", "incident__slug", "pattern", "unless", "lead_only"

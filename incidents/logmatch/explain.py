@@ -72,11 +72,6 @@ def _where(clue: Clue) -> Phrase:
     )
 
 
-def _signature_name(key: str) -> str:
-    """A stored signature's key is its number, which its incident's page shows as #N."""
-    return f"#{key}" if key.isdigit() else key
-
-
 def _describe(clue: Clue, *, as_lead: bool = True) -> Phrase:
     """What the clue is and where; a lead-only signature's hit says it is a lead unless
     `as_lead` is off (the caller says what else there is)."""
@@ -90,7 +85,7 @@ def _describe(clue: Clue, *, as_lead: bool = True) -> Phrase:
             if clue.lead_only and as_lead
             else gettext_noop("signature %(signature)s matched %(where)s")
         )
-        return Phrase(matched, signature=_signature_name(str(clue.signature)), where=where)
+        return Phrase(matched, signature=str(clue.signature), where=where)
     if clue.kind == "symptom":
         return Phrase(gettext_noop("its symptom line matched %(where)s"), where=where)
     if clue.kind == "feedback":

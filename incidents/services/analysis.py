@@ -29,7 +29,7 @@ from kombu.exceptions import KombuError
 from common.database_errors import DATABASE_ERRORS
 from common.translation import error_text
 from incidents import logmatch
-from incidents.knowledge import feedback_map, knowledge_index
+from incidents.knowledge import feedback_map, knowledge_index, signature_pk
 from incidents.models import Analysis, AnalysisSuggestion, Incident, Signature
 from incidents.services.gaps import gap_note
 from incidents.services.origin import JobOrigin
@@ -373,12 +373,12 @@ def _report_dict(analysis: Analysis, report: logmatch.Report) -> dict:
 
 def _count_signature_hits(report: logmatch.Report) -> None:
     keys = {
-        int(evidence.signature)
+        signature_pk(evidence.signature)
         for suggestion in report.suggestions
         if suggestion.confident
         for evidence in suggestion.evidence
-        if evidence.signature and evidence.signature.isdigit()
-    }
+        if evidence.signature
+    } - {None}
     if keys:
         Signature.objects.filter(pk__in=keys).update(
             hit_count=F("hit_count") + 1, last_hit_at=timezone.now()

@@ -47,8 +47,8 @@ def test_the_report_carries_each_sentence_also_as_a_phrase():
     )
     data = logmatch.report_as_dict(report)
     top = data["suggestions"][0]
-    assert top["why"].startswith("Signature #1 matched ERROR line 2")
-    assert top["why_phrase"]["params"]["found"]["params"]["signature"] == "#1"
+    assert top["why"].startswith("Signature 1 matched ERROR line 2")
+    assert top["why_phrase"]["params"]["found"]["params"]["signature"] == "1"
     assert data["stage_reason"] == str(report.stage_reason)
     assert data["stage_phrase"]["message"] == "log path %(path)s: %(what)s"
 

@@ -13,6 +13,7 @@ from collections import Counter
 
 import pytest
 
+from incidents.knowledge import signature_pk
 from incidents.models import Analysis, KnowledgeGap, Signature
 from incidents.services import analysis_request
 from incidents.tasks import analysis_run as analysis_run_task
@@ -58,9 +59,9 @@ def test_two_workers_never_run_one_analysis_twice(workers, engineer):
 def _hits(report: dict) -> set[int]:
     """The signatures one stored analysis counts a hit for: those behind confident matches."""
     return {
-        int(evidence["signature"])
+        signature_pk(evidence["signature"])
         for suggestion in report["suggestions"]
         if suggestion["confident"]
         for evidence in suggestion["evidence"]
-        if str(evidence.get("signature", "")).isdigit()
-    }
+        if evidence.get("signature")
+    } - {None}
