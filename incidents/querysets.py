@@ -12,6 +12,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, Concat, Least, Length, Lower, Replace
 
 from common.memo import Memo
+from incidents.catalog import tag_name_normalized
 from incidents.search_words import WordQuery, word_query
 
 # Trigram indexes cannot see terms shorter than three characters ("显存", "of"): those go to
@@ -104,7 +105,7 @@ class IncidentQuerySet(models.QuerySet):
         reads the names each incident stores in `tag_list`, which the facets index holds with
         stage, discipline and severity (migration 0025), so that filters which rarely meet
         are answered from one index; SQLite joins the tags."""
-        name = name.strip().lower()
+        name = tag_name_normalized(name)
         if connections[self.db].vendor == "postgresql" and TAG_SEPARATOR not in name:
             return self.filter(_TagListHas(F("tag_list"), Value(name)))
         return self.filter(tags__name=name)

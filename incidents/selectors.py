@@ -15,6 +15,7 @@ from common.memo import Memo
 from common.numbers import whole_number
 from common.translation import phrase_text
 from incidents import logmatch
+from incidents.catalog import tag_name_normalized
 from incidents.knowledge import knowledge_index
 from incidents.logmatch.patterns import compile_error, re2_options
 from incidents.models import (
@@ -92,7 +93,7 @@ def incident_count(queryset: QuerySet[Incident], asked: dict, *, cap: int) -> in
         return count_up_to(queryset, cap)
     cells = IncidentCell.objects.all()
     if "tag" in asked:
-        cells = TagCell.objects.filter(tag__name=asked.pop("tag").strip().lower())
+        cells = TagCell.objects.filter(tag__name=tag_name_normalized(asked.pop("tag")))
     counted = cells.filter(**asked).aggregate(n=Sum("incidents"))["n"] or 0
     return min(counted, cap + 1)
 

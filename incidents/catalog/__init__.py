@@ -106,9 +106,14 @@ def lead_slugs(kind: str) -> frozenset[str]:
     return frozenset(entry.slug for entry in load_catalog() if getattr(entry, f"{kind}_lead"))
 
 
+def tag_name_normalized(name: str) -> str:
+    """A tag name as tags are kept: trimmed, in lower case."""
+    return name.strip().lower()
+
+
 def tag_names_normalized(names: Iterable[str]) -> list[str]:
     """Tag names trimmed, in lower case, sorted, each once."""
-    return sorted({name.strip().lower() for name in names if name.strip()})
+    return sorted({tag_name_normalized(name) for name in names if name.strip()})
 
 
 def tag_list_text(names: Iterable[str]) -> str:
