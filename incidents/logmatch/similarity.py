@@ -202,17 +202,23 @@ class SimilarityIndex:
         best: dict[int, float] = {}
         for part in self._parts:
             sums: dict[int, float] = defaultdict(float)
-            shared: Counter[int] = Counter()
+            shared: Counter[int] = Counter()  # telling units shared, counted in C
+            postings = part.postings
             for feature, weight in heaviest:
-                passages, weights = part.postings.get(feature, _NO_POSTINGS)
-                unit = _is_unit(feature)
+                found = postings.get(feature)
+                if found is None:
+                    continue
+                passages, weights = found
                 for passage, doc_weight in zip(passages, weights, strict=True):
                     sums[passage] += weight * doc_weight
-                    shared[passage] += unit
-            for passage, value in sums.items():
-                incident = part.owners[passage]
-                if shared[passage] >= MIN_SHARED_UNITS and value > best.get(incident, 0.0):
-                    best[incident] = value
+                if _is_unit(feature):
+                    shared.update(passages)
+            owners = part.owners
+            for passage, units in shared.items():
+                if units >= MIN_SHARED_UNITS:
+                    value, incident = sums[passage], owners[passage]
+                    if value > best.get(incident, 0.0):
+                        best[incident] = value
         live = self._live
         return {
             self.slugs[number]: value
@@ -229,9 +235,6 @@ class SimilarityIndex:
                 if current is None or value > current.score:
                     best[slug] = SimilarityHit(slug, min(1.0, value), number)
         return sorted(best.values(), key=lambda hit: -hit.score)[:top]
-
-
-_NO_POSTINGS: tuple[array[int], array[float]] = (array("i"), array("f"))
 
 
 def _merged(parts: Sequence[_Part], live: set[int]) -> _Part:
