@@ -36,6 +36,19 @@ def test_a_wording_no_signature_knows_still_finds_its_incident_among_the_leads(s
     assert not lead.confident and lead.evidence[0].kind == "similar"
 
 
+def test_a_build_that_lacks_nvcc_is_not_claimed_by_a_missing_fused_kernel():
+    """ "flash_attn was requested, but nvcc was not found" names what is missing after the
+    comma: with no signature for it, the build stage's lead comes first, and nothing else is
+    confident."""
+    incidents, signatures = engine_specs()
+    index = build_index(incidents, [s for s in signatures if s.slug != "build-failure"])
+
+    report = analyze((CASES / "build-failure-flash-attn-nvcc-missing.log").read_bytes(), index)
+
+    assert report.suggestions[0].slug == "build-failure"
+    assert not report.confident
+
+
 def _clue(line: int, kind: str, strength: float, similarity: float = 0.0) -> Clue:
     return Clue(
         line=line,
