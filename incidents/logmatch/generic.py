@@ -98,6 +98,9 @@ _CONSEQUENCE = re2.compile(
     r"|\bWorkerProc (?:failed to start|hit an exception)\b|\bWorker proc \S+ died unexpectedly\b"
     r"|\bWorker \S+ pid \d+ died, exit code\b|\bShard \d+ failed to start\b|\bShardCannotStart\b"
     r"|\bReceived sigquit from a child process\b"
+    # FindCUDA's CMake wrapper of one nvcc call, and the shell's report of a crash
+    r"|\bCMake Error at \S+\.cu\.o(?:bj)?\.(?:\w+\.)?cmake:\d+"
+    r"|(?:^|\s)Segmentation fault(?: \(core dumped\))?\s*$"
 )
 # Lines that say an input a step expected is not there (`cp: cannot stat`, Kaldi's `Error
 # opening input stream`, FileNotFoundError). In a pipeline they are usually the fallout of an
