@@ -125,6 +125,7 @@ MESSAGE_LINES = 12
 _CONTEXT_HINT = (
     r"Traceback \(most recent call last\)|^\s*(?:During handling of|The above exception)"
     r'|\s+File "|\[ Stack-Trace: \]|^\s+at |^\s+\.\.\. \d+ more|^Caused by: '
+    r"|TraceBack \(most recent call last\)"
     "|" + _EMPTY_MESSAGE_PATTERN
 )
 _HINT = len(RULES)  # the set's index of _CONTEXT_HINT, after every rule
@@ -150,6 +151,11 @@ _CHAINED = re2.compile(r"^\s*(?:During handling of the above exception|The above
 _FRAME = re2.compile(r'^(.*?)\s+File "[^"]*", line \d+')
 _JAVA_FRAME = re2.compile(r"^\s+at [\w$.<>/]+\(.*\)\s*$|^\s+\.\.\. \d+ more\s*$|^Caused by: ")
 _STACK_TRACE = re2.compile(r"\[ Stack-Trace: \]")
+# CANN's error block: after its own "TraceBack" header, the indented lines are the chain of
+# failed calls under the error code ("Device[1] lost heartbeat", "Parse dynamic kernel config
+# fail"), up to the first line that is not indented under the same prefix.
+_CANN_TRACEBACK = re2.compile(r"TraceBack \(most recent call last\):?\s*$")
+CANN_BLOCK_LINES = 40
 _DIGITS = str.maketrans("0123456789", "0000000000")
 
 
@@ -194,7 +200,22 @@ def _walk_blocks(
     prefix: str | None = None  # text before "Traceback"/"File", digits zeroed; None = no block
     stack_trace = ""  # "" outside, "start" after the Kaldi header, "in" inside the frames
     message_lines = 0  # lines left of an exception message that starts on the next line
+    cann: str | None = None  # the prefix before CANN's indented block, digits zeroed
+    cann_lines = 0
     for i, (line, key) in enumerate(zip(lines, keys, strict=True)):
+        if cann is not None:
+            zeroed = line.translate(_DIGITS)
+            rest = zeroed[len(cann) :]
+            if cann_lines and zeroed.startswith(cann) and rest[:1].isspace() and rest.strip():
+                levels[i] = Level.ERROR
+                cann_lines -= 1
+                continue
+            cann = None
+        if key in hinted and (found := _CANN_TRACEBACK.search(line)):
+            cann = line[: found.start()].translate(_DIGITS).rstrip()
+            cann_lines = CANN_BLOCK_LINES
+            levels[i] = Level.ERROR
+            continue
         if message_lines:
             if line.strip() and levels[i] is Level.INFO and key not in hinted:
                 levels[i] = Level.ERROR

@@ -400,3 +400,23 @@ def test_a_cmake_message_error_keeps_its_indented_message_an_error():
     assert levels[0] is Level.INFO
     assert levels[1:4] == [Level.ERROR, Level.ERROR, Level.ERROR]
     assert levels[6] is Level.INFO
+
+
+def test_the_indented_lines_under_canns_traceback_are_errors_up_to_the_block_end():
+    """CANN prints an error code, its cause and solution, then "TraceBack (most recent call
+    last):" and the failed calls indented under it: those say what broke, though no line of
+    them carries a level. The block ends at the first line not indented under its prefix."""
+    lines = [
+        "[PID: 389] 2026-05-01-10:59:14.702.326 Device_Absent/Abnormal(EL0001): Device not found.",
+        "        Possible Cause: Device does not exist or is abnormal.",
+        "        TraceBack (most recent call last):",
+        "        Device[1] lost heartbeat.[FUNC:SyncTask][FILE:direct_hwts_engine.cc][LINE:407]",
+        "        wait for compute device to finish, runtime result = 507010.[FUNC:ReportCallError]",
+        "INFO 05-01 10:59:15 engine.py:12] shutting down",
+        "        an indented line after the block",
+        "(Worker pid=162657)         TraceBack (most recent call last):",
+        "(Worker pid=162657)        Failed to ParseDynamicKernels.",
+        "(EngineCore pid=162699)        a line of another process",
+    ]
+
+    assert classify(lines) == [E, I, E, E, E, I, I, E, E, I]
