@@ -51,8 +51,13 @@ _MAX_DOCUMENT_SHARE = 0.5
 _MAX_DOCUMENTS = 48
 _QUERY_FEATURES = 80  # of a query, only the heaviest features are looked up
 # Character n-grams find "determinize" close to "determinism": a passage counts only when it
-# also shares this many telling units with the query (word stems, or Chinese 2-grams).
+# also shares this many telling units with the query (word stems, or Chinese 2-grams). A rare
+# unit (in at most RARE_IN incidents: "sox", "EADDRINUSE", "TERM_MEMLIMIT") counts twice: one
+# such word tells more than two common ones, but a passage that shares only that one word is a
+# faint likeness (its cosine counts THIN_FACTOR), never an answer on its own.
 MIN_SHARED_UNITS = 2
+RARE_IN = 2
+THIN_FACTOR = 0.5
 _SENTENCE_END = re.compile(r"(?<=[。；！？])|(?<=[.;!?])\s+|\n+")
 _MIN_PASSAGE_CHARS = 4
 # Words are cut to their first letters: a poor man's stemmer that lets "rerunning" meet
@@ -125,6 +130,11 @@ class SimilarityIndex:
             feature: math.log((total + 1) / (count + 1)) + 1.0
             for feature, count in frequency.items()
         }
+        self._rare = frozenset(
+            feature
+            for feature, count in frequency.items()
+            if count <= RARE_IN and total > 2 * RARE_IN and _is_unit(feature)
+        )
         self._common = frozenset(
             feature
             for feature, count in frequency.items()
@@ -203,7 +213,8 @@ class SimilarityIndex:
         for part in self._parts:
             sums: dict[int, float] = defaultdict(float)
             shared: Counter[int] = Counter()  # telling units shared, counted in C
-            postings = part.postings
+            rare_shared: Counter[int] = Counter()
+            postings, rare = part.postings, self._rare
             for feature, weight in heaviest:
                 found = postings.get(feature)
                 if found is None:
@@ -213,10 +224,14 @@ class SimilarityIndex:
                     sums[passage] += weight * doc_weight
                 if _is_unit(feature):
                     shared.update(passages)
+                    if feature in rare:
+                        rare_shared.update(passages)
             owners = part.owners
             for passage, units in shared.items():
-                if units >= MIN_SHARED_UNITS:
+                if units + rare_shared[passage] >= MIN_SHARED_UNITS:
                     value, incident = sums[passage], owners[passage]
+                    if units < MIN_SHARED_UNITS:
+                        value *= THIN_FACTOR
                     if value > best.get(incident, 0.0):
                         best[incident] = value
         live = self._live

@@ -86,3 +86,23 @@ def test_words_every_failure_log_is_full_of_are_not_content():
         [IncidentSpec("perm", "Cannot open file: error while running", "data", "", "")]
     )
     assert index.score("PermissionError: cannot open file, error while running") == {}
+
+
+def test_one_rare_shared_word_is_a_faint_likeness_and_two_common_ones_are_not_needed():
+    """ "sox: not found" shares one word with the book, and only one incident has it: that word
+    tells more than two common ones, so the incident is found, at half its cosine. A word many
+    incidents share still needs a second."""
+    incidents = [
+        IncidentSpec("audio", "Audio backend missing: sox or ffmpeg not installed", "data", "", ""),
+        *(
+            IncidentSpec(f"other{n}", f"Checkpoint {n} directory is missing files", "data", "", "")
+            for n in range(6)
+        ),
+    ]
+    index = SimilarityIndex(incidents)
+
+    found = index.score("/bin/sh: 1: sox: not found")
+    assert list(found) == ["audio"]
+    whole = index.score("sox backend missing")["audio"]
+    assert found["audio"] < whole
+    assert index.score("directory: not found") == {}
