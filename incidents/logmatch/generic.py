@@ -119,6 +119,21 @@ _EXCEPTION_MESSAGE = re2.compile(r"\b[\w.]*(?:Error|Exception|Exit|Interrupt|War
 _WORDS = re.compile(r"[A-Za-z]+|[^\x00-\x7f]")
 # Fewer informative letters than this and the line says nothing about the cause.
 _MIN_INFORMATIVE_LETTERS = 8
+# A line that is nothing but an exception's class ("audioread.exceptions.NoBackendError"): the
+# class's own name is the message. Its words count, except those of Python's vague classes.
+_BARE_EXCEPTION = re2.compile(
+    r"^\s*(?:[A-Za-z_]\w*\.)*([A-Z][A-Za-z0-9]*?)(?:Error|Exception)\s*:?\s*$"
+)
+_CAMEL_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_VAGUE_CLASS_WORDS = frozenset(
+    (
+        *("runtime", "value", "type", "key", "index", "attribute", "lookup", "name", "system"),
+        *("environment", "base", "assertion", "internal", "unknown", "user", "custom", "not"),
+        *("implemented", "os", "io", "child", "called", "subprocess", "worker", "engine"),
+        *("dead", "generic", "invalid", "argument", "state", "operation", "request", "http"),
+        *("connection", "timeout", "reference", "arithmetic", "overflow", "syntax", "stop"),
+    )
+)
 
 
 def frame_path(line: str) -> str | None:
@@ -156,6 +171,11 @@ def is_generic(line: str) -> bool:
         return True
     if _TELLING_CODE.search(line):
         return False
+    bare = _BARE_EXCEPTION.match(line)
+    if bare:
+        words = _CAMEL_WORD.findall(bare.group(1))
+        told = sum(len(w) for w in words if w.lower() not in _VAGUE_CLASS_WORDS | _GENERIC_WORDS)
+        return told < _MIN_INFORMATIVE_LETTERS
     informative = 0
     for found in _WORDS.finditer(_NOISE.sub(" ", line)):
         word = found.group(0)

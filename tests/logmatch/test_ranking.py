@@ -3,6 +3,8 @@ specificity, feedback, and the guard against generic lines."""
 
 from __future__ import annotations
 
+import pytest
+
 from incidents.logmatch import (
     IncidentSpec,
     Limits,
@@ -11,6 +13,7 @@ from incidents.logmatch import (
     build_index,
     mask_line,
 )
+from incidents.logmatch.generic import is_generic
 
 
 def _index(*signatures: tuple[str, str, str | None]):
@@ -570,3 +573,24 @@ def test_a_gguf_tensor_of_the_wrong_shape_is_two_leads_not_an_answer(catalog_ind
     assert not report.confident
     leads = {suggestion.slug for suggestion in report.suggestions[:2]}
     assert leads == {"gguf-file-invalid", "unsupported-architecture"}
+
+
+@pytest.mark.parametrize(
+    ("line", "generic"),
+    [
+        ("audioread.exceptions.NoBackendError", False),
+        ("torch.cuda.OutOfMemoryError", False),
+        ("UnicodeDecodeError", False),
+        ("RuntimeError", True),
+        ("AssertionError", True),
+        ("subprocess.CalledProcessError", True),
+        ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:", True),
+        ("FileNotFoundError", True),
+        ("NotImplementedError", True),
+    ],
+)
+def test_a_line_that_is_only_an_exception_class_is_told_by_the_class_name(line, generic):
+    """A bare exception line says what went wrong when its class is specific (no audio
+    backend, out of memory, undecodable text); Python's vague classes and the wrappers of a
+    child process say nothing."""
+    assert is_generic(line) is generic
