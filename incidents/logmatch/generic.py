@@ -125,7 +125,7 @@ _BARE_EXCEPTION = re2.compile(
     r"^\s*(?:[A-Za-z_]\w*\.)*([A-Z][A-Za-z0-9]*?)(?:Error|Exception)\s*:?\s*$"
 )
 _CAMEL_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-_VAGUE_CLASS_WORDS = frozenset(
+_VAGUE_CLASS_WORDS = _GENERIC_WORDS | frozenset(
     (
         *("runtime", "value", "type", "key", "index", "attribute", "lookup", "name", "system"),
         *("environment", "base", "assertion", "internal", "unknown", "user", "custom", "not"),
@@ -174,7 +174,7 @@ def is_generic(line: str) -> bool:
     bare = _BARE_EXCEPTION.match(line)
     if bare:
         words = _CAMEL_WORD.findall(bare.group(1))
-        told = sum(len(w) for w in words if w.lower() not in _VAGUE_CLASS_WORDS | _GENERIC_WORDS)
+        told = sum(len(w) for w in words if w.lower() not in _VAGUE_CLASS_WORDS)
         return told < _MIN_INFORMATIVE_LETTERS
     informative = 0
     for found in _WORDS.finditer(_NOISE.sub(" ", line)):
