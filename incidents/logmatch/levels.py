@@ -6,7 +6,8 @@ Contract
 ordered rule table (first match wins) and then applies context that a single line cannot
 carry: Python tracebacks (header, frames, code lines, the final exception line, chained
 "During handling ..." blocks, tails that start in the middle of a traceback), Java "at ..."
-frames after an error, and Kaldi / C++ stack traces. Lines without any marker are INFO.
+frames after an error, Kaldi / C++ stack traces and the indented calls under CANN's own
+"TraceBack" header. Lines without any marker are INFO.
 ``line_level(line)`` is the context-free part, for a single line.
 
 Cost: lines that differ only in their digits (a training tail's progress lines) are one digit
