@@ -113,7 +113,7 @@ def tag_name_normalized(name: str) -> str:
 
 def tag_names_normalized(names: Iterable[str]) -> list[str]:
     """Tag names trimmed, in lower case, sorted, each once."""
-    return sorted({tag_name_normalized(name) for name in names if name.strip()})
+    return sorted({normal for normal in map(tag_name_normalized, names) if normal})
 
 
 def tag_list_text(names: Iterable[str]) -> str:

@@ -373,12 +373,12 @@ def _report_dict(analysis: Analysis, report: logmatch.Report) -> dict:
 
 def _count_signature_hits(report: logmatch.Report) -> None:
     keys = {
-        signature_pk(evidence.signature)
+        pk
         for suggestion in report.suggestions
         if suggestion.confident
         for evidence in suggestion.evidence
-        if evidence.signature
-    } - {None}
+        if evidence.signature and (pk := signature_pk(evidence.signature)) is not None
+    }
     if keys:
         Signature.objects.filter(pk__in=keys).update(
             hit_count=F("hit_count") + 1, last_hit_at=timezone.now()
