@@ -6,10 +6,10 @@ from itertools import combinations
 
 from django.conf import settings
 from django.db import connections, models
-from django.db.models import Case, F, Q, Value, When
+from django.db.models import F, Q, Value
 from django.db.models.expressions import RawSQL
 from django.db.models.fields.json import KT
-from django.db.models.functions import Coalesce, Concat, Least, Length, Lower, Replace
+from django.db.models.functions import Coalesce, Concat, Length, Lower, Replace
 
 from common.memo import Memo
 from incidents.catalog import tag_name_normalized
@@ -77,17 +77,50 @@ def _titles():
     return Lower(Concat(*spaced, output_field=models.CharField()))
 
 
-def _relevance(terms: list[str]):
-    tags = Lower(F("tag_list"))
-    score = Value(0)
+def _relevance(queryset: models.QuerySet, terms: list[str]) -> RawSQL:
+    """The relevance of a row to the search `terms`, as one SQL expression. It is written as
+    SQL rather than composed of expressions: the ORM would resolve and compile the titles'
+    expression once per term, which cost a search more than the rest of its page."""
+    connection = connections[queryset.db]
+    contains = "strpos({}, %s) > 0" if connection.vendor == "postgresql" else "instr({}, %s) > 0"
+    least = "LEAST" if connection.vendor == "postgresql" else "MIN"
+    table = connection.ops.quote_name(queryset.model._meta.db_table)
+    tags = f"LOWER({table}.{connection.ops.quote_name('tag_list')})"
+    document = f"{table}.{connection.ops.quote_name('search_document')}"
+    titles, titles_params = _titles_sql(queryset)
+
+    def occurrences(column: str, term: str) -> tuple[str, list]:
+        return f"((LENGTH({column}) - LENGTH(REPLACE({column}, %s, ''))) / %s)", [term, len(term)]
+
+    pieces: list[str] = []
+    params: list = []
     for term in terms:
-        score += Case(When(Q(search_titles__contains=term), then=TITLE_WEIGHT), default=0)
-        score += TAG_WEIGHT * Least(_occurrences(tags, term), Value(TAG_CAP))
-        score += Least(_occurrences(F("search_document"), term), Value(TEXT_CAP))
+        in_tags, tag_params = occurrences(tags, term)
+        in_text, text_params = occurrences(document, term)
+        pieces += [
+            f"CASE WHEN {contains.format(titles)} THEN %s ELSE 0 END",
+            f"%s * {least}({in_tags}, %s)",
+            f"{least}({in_text}, %s)",
+        ]
+        params += [*titles_params, term, TITLE_WEIGHT]
+        params += [TAG_WEIGHT, *tag_params, TAG_CAP, *text_params, TEXT_CAP]
     if len(terms) > 1:
-        phrase = Q(search_titles__contains=" ".join(terms))
-        score += Case(When(phrase, then=PHRASE_IN_TITLE_WEIGHT), default=0)
-    return score
+        pieces.append(f"CASE WHEN {contains.format(titles)} THEN %s ELSE 0 END")
+        params += [*titles_params, " ".join(terms), PHRASE_IN_TITLE_WEIGHT]
+    return RawSQL(" + ".join(pieces), params, output_field=models.IntegerField())
+
+
+_titles_compiled: dict[str, tuple[str, tuple]] = {}
+
+
+def _titles_sql(queryset: models.QuerySet) -> tuple[str, tuple]:
+    """The SQL of `_titles()` for the queryset's database, compiled once per process."""
+    db = queryset.db
+    if db not in _titles_compiled:
+        query = queryset.model.objects.using(db).annotate(search_titles=_titles()).query
+        sql, params = query.get_compiler(using=db).compile(query.annotations["search_titles"])
+        _titles_compiled[db] = (sql, tuple(params))
+    return _titles_compiled[db]
 
 
 class IncidentQuerySet(models.QuerySet):
@@ -165,8 +198,7 @@ class IncidentQuerySet(models.QuerySet):
         recent = _most_recent(queryset, RANKED_AT_MOST, words_only=words_only)
         return (
             self.filter(pk__in=recent)
-            .alias(search_titles=_titles())
-            .annotate(relevance=_relevance(terms))
+            .annotate(relevance=_relevance(self, terms))
             .order_by("-relevance", "-updated_at", "-id")
         )
 
