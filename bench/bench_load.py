@@ -118,6 +118,7 @@ def main() -> None:
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": f"{args.postgres}/{DATABASE}",
         "CELERY_BROKER_URL": f"redis://127.0.0.1:{redis_port}/0",
+        "CACHE_URL": f"redis://127.0.0.1:{redis_port}/1",  # as the README's production
         "VAR_DIR": str(var_dir),
         "LOG_LEVEL": "WARNING",
         "PYTHONUNBUFFERED": "1",

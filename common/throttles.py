@@ -8,17 +8,10 @@ writes a new value in it each time is never throttled.
 
 from __future__ import annotations
 
-import logging
-import time
-
 from rest_framework import throttling
 
 from common.addresses import client_address
-
-log = logging.getLogger(__name__)
-# One warning a minute is enough to see the cache is down, not one per request.
-_WARN_EVERY_SECONDS = 60.0
-_warned_at = 0.0
+from common.cache import warn_cache_unreachable
 
 
 class FailOpen:
@@ -29,16 +22,8 @@ class FailOpen:
         try:
             return super().allow_request(request, view)  # type: ignore[misc]
         except Exception as error:  # whatever the cache backend raises when it cannot answer
-            _warn(error)
+            warn_cache_unreachable("API throttles let calls through", error)
             return True
-
-
-def _warn(error: Exception) -> None:
-    global _warned_at
-    now = time.monotonic()
-    if now - _warned_at >= _WARN_EVERY_SECONDS:
-        _warned_at = now
-        log.warning("API throttles let calls through: the cache is unreachable (%r)", error)
 
 
 class AnonRateThrottle(FailOpen, throttling.AnonRateThrottle):

@@ -252,6 +252,9 @@ REDACT_ADDRESSES = env.bool("REDACT_ADDRESSES", default=True)
 # How often a process looks whether the knowledge changed (one primary-key read); a change
 # this process made is seen at once.
 KNOWLEDGE_CHECK_SECONDS = env.float("KNOWLEDGE_CHECK_SECONDS", default=1.0)
+# An incident's similar incidents are ranked once for the whole site (in the cache) and
+# served up to this many seconds after a change to the book; 0 ranks again after every change.
+SIMILAR_LAG_SECONDS = env.float("SIMILAR_LAG_SECONDS", default=60.0)
 ANALYSIS_MAX_BYTES = env.int("ANALYSIS_MAX_BYTES", default=2 * 1024 * 1024)
 # A pasted tail at the cap still fits in a request, so the user gets the cap's own message.
 DATA_UPLOAD_MAX_MEMORY_SIZE = ANALYSIS_MAX_BYTES + 1024 * 1024

@@ -83,6 +83,11 @@ def knowledge_warm() -> str:
 
 
 def knowledge_index() -> logmatch.KnowledgeIndex:
+    return knowledge_current()[0]
+
+
+def knowledge_current() -> tuple[logmatch.KnowledgeIndex, str]:
+    """The compiled index, and the token of the knowledge it is current for."""
     global _cached
     state = knowledge_state()
     with _lock:
@@ -90,7 +95,7 @@ def knowledge_index() -> logmatch.KnowledgeIndex:
             _cached = _brought_up_to(state, _cached)
         if _cached.index.changes >= REBUILD_AFTER:
             _rebuild_in_background(_cached)
-        return _cached.index
+        return _cached.index, _cached.token
 
 
 def _rebuild_in_background(current: _Compiled) -> None:

@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+import hashlib
+import time
 from dataclasses import dataclass
 
 import re2
+from django.conf import settings
 from django.db.models import QuerySet, Sum
 from django.shortcuts import get_object_or_404
 from django.utils.translation import get_language
 
+from common.cache import cache_get, cache_set
 from common.history import HistoryEntry, history_entries
 from common.keyset import count_up_to
-from common.memo import Memo
 from common.numbers import whole_number
 from common.translation import phrase_text
 from incidents import logmatch
 from incidents.catalog import tag_name_normalized
-from incidents.knowledge import knowledge_index
+from incidents.knowledge import knowledge_current
 from incidents.logmatch.patterns import compile_error, re2_options
 from incidents.models import (
     EDITABLE_FIELDS,
@@ -36,26 +39,34 @@ HISTORY_FIELDS = [*EDITABLE_FIELDS, "tag_list"]
 def incident_similar(
     *, text: str, exclude_slug: str | None = None, limit: int = 5
 ) -> list[tuple[Incident, float]]:
-    """Incidents whose knowledge matches `text` best: the engine's ranking, confident or not."""
-    index = knowledge_index()
+    """Incidents whose knowledge matches `text` best: the engine's ranking, confident or not.
 
-    def similar() -> list[tuple[Incident, float]]:
+    The ranking is kept in the cache, shared by every process where the cache is: an
+    incident's page asks again for the same symptom on every view. It is current for the
+    knowledge it was ranked with, and is served for SIMILAR_LAG_SECONDS after the book
+    changed (on a busy book that is every second): a new incident joins the others' similar
+    incidents within that time, and its own page ranks the book as it is. The incidents
+    themselves are read on every call: an edited title shows at once, a deleted incident is
+    never offered."""
+    index, token = knowledge_current()
+    key = "similar:" + hashlib.sha256(f"{exclude_slug}\0{limit}\0{text}".encode()).hexdigest()
+    held = cache_get(key)
+    now = _clock()
+    if held is not None and (held[0] == token or now - held[1] < settings.SIMILAR_LAG_SECONDS):
+        ranked = held[2]
+    else:
         ranked = [
             (slug, score)
             for slug, score in _ranked(text, index)
             if slug != exclude_slug and score >= SIMILAR_MIN_SCORE
         ][:limit]
-        found = Incident.objects.in_bulk([slug for slug, _ in ranked], field_name="slug")
-        return [(found[slug], score) for slug, score in ranked if slug in found]
+        cache_set(key, (token, now, ranked), SIMILAR_KEPT_SECONDS)
+    found = Incident.objects.in_bulk([slug for slug, _ in ranked], field_name="slug")
+    return [(found[slug], score) for slug, score in ranked if slug in found]
 
-    return _similar_memo.get((text, exclude_slug, limit), similar, scope=index)
 
-
-# The incidents most similar to the texts asked about lately. An incident's page asks again
-# for the same symptom on every view; the answer changes only with the knowledge (a filing,
-# an edit of any text shown here, a deletion all change it), and a changed index is a new
-# object: the memo's scope.
-_similar_memo: Memo[list[tuple[Incident, float]]] = Memo(512)
+SIMILAR_KEPT_SECONDS = 24 * 3600
+_clock = time.time  # wall-clock time, the same in every process that shares the cache
 
 
 def _ranked(text: str, index: logmatch.KnowledgeIndex) -> list[tuple[str, float]]:

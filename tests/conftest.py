@@ -3,6 +3,7 @@
 import copy
 
 import pytest
+from django.core.cache import cache
 from django.test import Client
 
 from accounts.roles import ENGINEER, LEAD
@@ -38,6 +39,8 @@ def _fast_and_quiet(settings, tmp_path):
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
     settings.LANGUAGE_CODE = "en"
     settings.KNOWLEDGE_CHECK_SECONDS = 0  # each test sees what the one before it changed
+    settings.SIMILAR_LAG_SECONDS = 0  # and ranks similar incidents in the book as it is
+    cache.clear()  # nothing a test before it kept, in this process
     # WhiteNoise otherwise walks every app's static files each time a test client starts
     # (~80 ms, thousands of times); this way it looks a file up when one is asked for.
     settings.WHITENOISE_AUTOREFRESH = True

@@ -1,11 +1,14 @@
 """With the shared cache down (a Redis that CACHE_URL names, stopped), the API keeps
-answering: throttles let calls through with a warning in the log, never a 500."""
+answering: throttles let calls through with a warning in the log, never a 500. The pages
+compute again what they would have read from it."""
 
 import pytest
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from incidents.models import Incident
+from tests.factories import IncidentFactory
 from tests.services import free_port
 
 pytestmark = pytest.mark.django_db
@@ -49,3 +52,16 @@ def test_submitting_a_tail_still_works(cache_down, alice, catalog):
 
 def test_pages_work_too(cache_down, alice_client):
     assert alice_client.get(reverse("incidents:incident-list")).status_code == 200
+
+
+def test_an_incident_page_ranks_its_similar_incidents_itself(
+    cache_down, alice_client, alice, catalog, caplog
+):
+    symptom = Incident.objects.get(slug="host-oom").symptom
+    IncidentFactory(slug="host-oom-again", title="Host OOM again", symptom=symptom, reporter=alice)
+
+    response = alice_client.get(reverse("incidents:incident-detail", args=["host-oom"]))
+
+    assert response.status_code == 200
+    assert "host-oom-again" in [incident.slug for incident, _ in response.context["similar"]]
+    assert "the cache is unreachable" in caplog.text

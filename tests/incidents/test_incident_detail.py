@@ -5,6 +5,7 @@ from datetime import date
 import pytest
 from django.urls import reverse
 
+from incidents import selectors
 from incidents.models import Incident
 from incidents.services import incident_record_recurrence, incident_update
 from tests.factories import IncidentFactory
@@ -114,15 +115,47 @@ def test_every_shipped_signature_note_has_its_chinese():
     assert missing == []
 
 
-def test_similar_incidents_follow_the_knowledge(alice_client, alice, catalog):
-    """The page remembers the engine's ranking of a symptom for the knowledge it ranked
-    with: an incident filed after a first view is offered on the next one."""
+def test_similar_incidents_follow_the_knowledge_within_the_lag(
+    alice_client, alice, catalog, settings, monkeypatch
+):
+    """The site keeps the engine's ranking of a symptom: an incident filed after a first
+    view joins it once that ranking is SIMILAR_LAG_SECONDS old, while the incidents it names
+    are read on every view (an edited title shows at once, a deleted incident is never
+    offered)."""
+    settings.SIMILAR_LAG_SECONDS = 60
+    now = [1_000_000.0]
+    monkeypatch.setattr(selectors, "_clock", lambda: now[0])
+    page = reverse("incidents:incident-detail", args=["host-oom"])
+
+    def similar() -> dict[str, str]:
+        shown = alice_client.get(page).context["similar"]
+        return {incident.slug: incident.title for incident, _ in shown}
+
+    symptom = Incident.objects.get(slug="host-oom").symptom
+    before = similar()
+    IncidentFactory(slug="host-oom-again", title="Host OOM again", symptom=symptom, reporter=alice)
+    lagging = similar()
+    now[0] += 60
+    after = similar()
+    Incident.objects.filter(slug="host-oom-again").update(title="Renamed a moment ago")
+    renamed = similar()
+    Incident.objects.filter(slug="host-oom-again").delete()
+    deleted = similar()
+
+    assert "host-oom-again" not in before | lagging
+    assert after["host-oom-again"] == "Host OOM again"
+    assert renamed["host-oom-again"] == "Renamed a moment ago"
+    assert "host-oom-again" not in deleted
+
+
+def test_without_a_lag_a_filing_is_among_the_similar_incidents_at_once(
+    alice_client, alice, catalog
+):
     page = reverse("incidents:incident-detail", args=["host-oom"])
     symptom = Incident.objects.get(slug="host-oom").symptom
-    before = [incident.slug for incident, _ in alice_client.get(page).context["similar"]]
+    alice_client.get(page)
     IncidentFactory(slug="host-oom-again", title="Host OOM again", symptom=symptom, reporter=alice)
 
-    after = [incident.slug for incident, _ in alice_client.get(page).context["similar"]]
+    shown = alice_client.get(page).context["similar"]
 
-    assert "host-oom-again" not in before
-    assert "host-oom-again" in after
+    assert "host-oom-again" in [incident.slug for incident, _ in shown]
