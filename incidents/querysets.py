@@ -9,7 +9,7 @@ from django.db import connections, models
 from django.db.models import F, Q, Value
 from django.db.models.expressions import RawSQL
 from django.db.models.fields.json import KT
-from django.db.models.functions import Coalesce, Concat, Length, Lower, Replace
+from django.db.models.functions import Coalesce, Concat, Lower
 
 from common.memo import Memo
 from incidents.catalog import tag_name_normalized
@@ -58,12 +58,6 @@ EDGE_KEPT_SECONDS = 300
 # other terms are tested on those rows alone.
 FEW_WORD_MATCHES = 2000
 _edges: Memo[datetime | None] = Memo(size=4)
-
-
-def _occurrences(expression, term: str):
-    """How many times `term` occurs in `expression`, in SQL that SQLite and PostgreSQL share."""
-    removed = Replace(expression, Value(term), Value(""))
-    return (Length(expression) - Length(removed)) / Value(len(term))
 
 
 def _titles():
