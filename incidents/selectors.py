@@ -65,7 +65,9 @@ def incident_similar(
     return [(found[slug], score) for slug, score in ranked if slug in found]
 
 
-SIMILAR_KEPT_SECONDS = 24 * 3600
+# A ranking is forgotten after an hour however quiet the book: what the while-you-type
+# fragment asks is new text each time, and must not pile up in a shared cache.
+SIMILAR_KEPT_SECONDS = 3600
 _clock = time.time  # wall-clock time, the same in every process that shares the cache
 
 
