@@ -50,10 +50,10 @@ def incident_similar(
     never offered."""
     index, token = knowledge_current()
     key = "similar:" + hashlib.sha256(f"{exclude_slug}\0{limit}\0{text}".encode()).hexdigest()
-    held = cache_get(key)
+    held = cache_get(key)  # (the token it was ranked for, when, the ranking) or None
     now = _clock()
     if held is not None and (held[0] == token or now - held[1] < settings.SIMILAR_LAG_SECONDS):
-        ranked = held[2]
+        _, _, ranked = held
     else:
         ranked = [
             (slug, score)
