@@ -7,6 +7,7 @@ from django.urls import get_script_prefix, reverse
 from django.utils.formats import date_format
 from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
+from django.utils.translation import gettext as _
 
 from common.choices import Discipline, Severity, Stage
 from incidents.catalog import signature_note_in
@@ -49,12 +50,6 @@ def discipline_label(discipline: str) -> str:
 @register.filter
 def severity_label(severity: str) -> str:
     return _label(Severity, severity)
-
-
-@register.filter
-def signature_note(note: str) -> str:
-    """A signature's note in the page's language when the catalog shipped it translated."""
-    return signature_note_in(note, get_language())
 
 
 # A list row, written in Python: the list page renders 25 of these, with ten tags each, and
@@ -117,3 +112,70 @@ def _tag_link(name: str) -> str:
 @functools.lru_cache(maxsize=4096)
 def _date(day, language: str | None) -> str:
     return escape(date_format(day))
+
+
+# The incident page's tags and signatures, written in Python for the same reason as a row:
+# an incident has about ten tags and five signatures, each a link the template engine took
+# a `{% url %}` and a dozen node renders to write.
+@register.simple_tag
+def incident_tag_links(incident):
+    """An incident's tags as links to the incident list filtered by each."""
+    list_url = _list_url(get_script_prefix())
+    return mark_safe("".join(_list_tag_link(list_url, tag.name) for tag in incident.tags.all()))
+
+
+@functools.lru_cache(maxsize=8)
+def _list_url(script_prefix: str) -> str:
+    return reverse("incidents:incident-list")
+
+
+@functools.lru_cache(maxsize=4096)
+def _list_tag_link(list_url: str, name: str) -> str:
+    return f'<a class="tag" href="{escape(list_url)}?tag={escape(quote(name))}">{escape(name)}</a>'
+
+
+SIGNATURE = (
+    '<li id="signature-{pk}"><span class="muted small">#{pk}</span> '
+    '<code class="mono">{pattern}</code>{edit}{disabled}{lead}{unless}{note}</li>'
+)
+PK_MARK = 987654321
+
+
+@register.simple_tag
+def signature_items(signatures, can_manage: bool):
+    """The `<li>` of each of an incident's signatures: pattern, state, counter-pattern and
+    note (in the page's language), with an edit link for those who may manage them."""
+    language = get_language()
+    edit_head, edit_tail = _signature_edit_url(get_script_prefix())
+    edit, disabled, lead, ruled_out = (
+        escape(str(word))
+        for word in (_("edit"), _("disabled"), _("a lead only"), _("ruled out by"))
+    )
+    edit_head, edit_tail = escape(edit_head), escape(edit_tail)
+    items = []
+    for signature in signatures:
+        note = signature.note and signature_note_in(signature.note, language)
+        unless = escape(signature.unless)
+        items.append(
+            SIGNATURE.format(
+                pk=signature.pk,
+                pattern=escape(signature.pattern),
+                edit=f' <a class="small" href="{edit_head}{signature.pk}{edit_tail}">{edit}</a>'
+                if can_manage
+                else "",
+                disabled="" if signature.enabled else f' <span class="muted">({disabled})</span>',
+                lead=f' <span class="muted">({lead})</span>' if signature.lead_only else "",
+                unless=f'<div class="small">{ruled_out} <code class="mono">{unless}</code></div>'
+                if unless
+                else "",
+                note=f'<div class="muted small">{escape(note)}</div>' if note else "",
+            )
+        )
+    return mark_safe("".join(items))
+
+
+@functools.lru_cache(maxsize=8)
+def _signature_edit_url(script_prefix: str) -> tuple[str, str]:
+    """A signature's edit URL around its primary key, as the parts before and after it."""
+    head, _mark, tail = reverse("incidents:signature-edit", args=[PK_MARK]).rpartition(str(PK_MARK))
+    return head, tail

@@ -159,3 +159,44 @@ def test_without_a_lag_a_filing_is_among_the_similar_incidents_at_once(
     shown = alice_client.get(page).context["similar"]
 
     assert "host-oom-again" in [incident.slug for incident, _ in shown]
+
+
+def test_its_tags_and_signatures_read_in_both_languages_escaped(alice_client, lena_client):
+    from incidents.models import Signature
+
+    incident = IncidentFactory(slug="tagged", tags=["gpu memory", "<b>x</b>"])
+    Signature.objects.create(
+        incident=incident, pattern=r"a<b>&c", unless="ok & fine", lead_only=True, enabled=False
+    )
+    Signature.objects.create(incident=incident, pattern="plain", note="<i>our note</i>")
+    page = reverse("incidents:incident-detail", args=["tagged"])
+
+    for client, may_manage in ((alice_client, False), (lena_client, True)):
+        for language, words in (
+            ("en", ("edit", "disabled", "a lead only", "ruled out by")),
+            ("zh-hans", ("编辑", "已停用", "仅作线索", "排除条件")),
+        ):
+            client.post(reverse("language-set"), {"language": language, "next": "/"})
+            body = client.get(page).content.decode()
+            edit, disabled, lead, ruled_out = words
+            tags = re.findall(r'<a class="tag" href="/incidents/\?tag=([^"]*)">([^<]*)</a>', body)
+            assert sorted(tags) == [
+                ("%3Cb%3Ex%3C/b%3E", "&lt;b&gt;x&lt;/b&gt;"),
+                ("gpu%20memory", "gpu memory"),
+            ]
+            first, second = incident.signatures.order_by("pk")
+            items = dict(re.findall(r'<li id="signature-(\d+)">(.*?)</li>', body, re.S))
+            assert '<code class="mono">a&lt;b&gt;&amp;c</code>' in items[str(first.pk)]
+            assert f"({disabled})" in items[str(first.pk)]
+            assert f"({lead})" in items[str(first.pk)]
+            assert f'{ruled_out} <code class="mono">ok &amp; fine</code>' in items[str(first.pk)]
+            assert "&lt;i&gt;our note&lt;/i&gt;" in items[str(second.pk)]
+            assert f"({disabled})" not in items[str(second.pk)]
+            edit_link = f'<a class="small" href="/signatures/{second.pk}/edit/">{edit}</a>'
+            assert (edit_link in items[str(second.pk)]) is may_manage
+
+
+def test_an_incident_without_signatures_says_its_symptom_matches_alone(alice_client):
+    IncidentFactory(slug="bare")
+    body = alice_client.get(reverse("incidents:incident-detail", args=["bare"])).content.decode()
+    assert "No signature yet: the symptom line matches on its own." in body
