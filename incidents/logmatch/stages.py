@@ -119,7 +119,9 @@ LINE_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"|\bcargo:rerun-if-changed=|\bcpp_extension\.py\b"),
     ("data", "program", gettext_noop("data tool"),
      r"\blmplz\b|\bbuild_binary\b|\bsentencepiece\b|\bspm_train\b|\bimg\ddataset\b"
-     r"|\bdatasets\.map\b|\bffmpeg\b|\bsox\b"),
+     r"|\bdatasets\.map\b|\bffmpeg\b|\bsox\b"
+     # where a traceback reads audio or a data set: the data, whichever stage asked for it
+     r"|\blhotse/|\bsoundfile\.py\b|\blibrosa/core/audio\.py\b|\bdatasets/(?:load|builder)\.py\b"),
     # Keywords.
     ("train", "keyword", gettext_noop("training progress"),
      r"(?i)\b(?:epoch|global_step|train(?:ing)? (?:step|loss)|grad(?:ient)? norm|learning rate"

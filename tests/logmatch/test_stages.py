@@ -90,6 +90,12 @@ PROGRAMS = [
     ("FAILED: /root/deformconv/build/temp.linux-x86_64-3.9/src/cuda/deform_conv_cuda.o ", "build"),
     ("error: failed to run custom build command for `candle-kernels v0.5.1`", "build"),
     ("llama_model_load: error loading model: unknown model architecture: 'qwen3'", "serve"),
+    (
+        '  File "/opt/conda/envs/k2/lib/python3.8/site-packages/lhotse/audio.py", line 641,',
+        "data",
+    ),
+    ('  File "/usr/lib/python3/site-packages/soundfile.py", line 1216, in _open', "data"),
+    ('  File "/venv/lib/python3.10/site-packages/datasets/load.py", line 2129, in', "data"),
 ]
 
 
