@@ -19,9 +19,10 @@ BENIGN_DIR = Path(__file__).with_name("benign")
 _REMEMBERED = 4096
 
 
-def benign_lines() -> list[str]:
-    """Every non-blank line of `benign/*.log`, in file order (read once, then cached)."""
-    return list(_load(BENIGN_DIR))
+def benign_lines() -> tuple[str, ...]:
+    """Every non-blank line of `benign/*.log`, in file order (read once, then cached: the
+    same tuple every time)."""
+    return _load(BENIGN_DIR)
 
 
 def benign_corpus() -> LineCorpus:

@@ -170,8 +170,7 @@ class SignatureSet:
         parts = [(n, part) for n, part in enumerate(self._parts) if part.matcher]
         if not parts:
             return [], []
-        distinct = [text for text in dict.fromkeys(lines) if text]
-        encoded = _encoded(distinct)
+        distinct, encoded = _distinct_encoded(lines)
         found: list[tuple[str, list[Signature]]] = []
         for start in range(0, len(distinct), _BATCH_LINES):
             batch = encoded[start : start + _BATCH_LINES]
@@ -342,6 +341,26 @@ def _compile_valid(
         else:
             accepted.append(signature)
     return accepted, _compile_sets([signature.pattern for signature in accepted])
+
+
+# The distinct lines of the last tuple of lines scanned, encoded: the benign corpus (a tuple,
+# the same object every time) is scanned again for each incident filed or edited, which is
+# the one scan a process repeats. A tuple cannot change, and the one kept here stays alive, so
+# its identity is a safe key.
+_last_prepared: tuple[tuple[str, ...], list[str], list[bytes]] | None = None
+
+
+def _distinct_encoded(lines: Sequence[str]) -> tuple[list[str], list[bytes]]:
+    """The distinct non-empty lines, in order, and each of them in UTF-8."""
+    global _last_prepared
+    kept = _last_prepared
+    if kept is not None and kept[0] is lines:
+        return kept[1], kept[2]
+    distinct = [text for text in dict.fromkeys(lines) if text]
+    encoded = _encoded(distinct)
+    if isinstance(lines, tuple):
+        _last_prepared = (lines, distinct, encoded)
+    return distinct, encoded
 
 
 def _encoded(lines: list[str]) -> list[bytes]:

@@ -92,7 +92,20 @@ def test_it_refuses_a_signature_that_matches_a_generic_line():
 
 
 def test_the_benign_corpus_is_read_once():
-    assert benign_lines() == benign_lines()
+    assert benign_lines() is benign_lines()
+
+
+def test_a_scan_of_other_lines_never_reuses_the_last_tuples_preparation():
+    index = build_index(SMALL_INCIDENTS, SMALL_SIGNATURES)
+    first = ("OSError: [Errno 28] No space left on device",)
+    assert index.signatures.scan(first)
+    assert index.signatures.scan(first) == index.signatures.scan(first)
+    healthy = ("step 10 loss 1.23", "saved checkpoint")
+    assert index.signatures.scan(healthy) == []
+    changing = list(first)
+    assert index.signatures.scan(changing)
+    changing[:] = healthy
+    assert index.signatures.scan(changing) == []
 
 
 def test_build_index_skips_bad_patterns_and_says_why():
