@@ -63,7 +63,7 @@ ROW = (
     '<td class="num">{recurrences}</td><td>{tags}</td>'
     '<td class="small">{occurred}</td><td class="small">{reporter}</td></tr>'
 )
-TAG = '<a class="tag" href="?tag={query}">{name}</a>'
+TAG = '<a class="tag" href="{list_url}?tag={query}">{name}</a>'
 
 
 @register.simple_tag
@@ -74,7 +74,7 @@ def incident_row(incident):
     language = get_language()
     return mark_safe(
         ROW.format(
-            url=escape(incident.slug.join(_detail_url(get_script_prefix()))),
+            url=escape(incident.slug.join(_url_around("incidents:incident-detail", SLUG_MARK))),
             title=escape(incident.title_in(language)),
             slug=escape(incident.slug),
             stage=escape(incident.stage),
@@ -93,20 +93,24 @@ def incident_row(incident):
 # What a row repeats from one row and one page to the next is worked out once per process:
 # the detail URL's shape, a tag's link, a date and a label in each language.
 SLUG_MARK = "slug-mark"
+PK_MARK = 987654321
 
 
-@functools.lru_cache(maxsize=8)
-def _detail_url(script_prefix: str) -> tuple[str, str]:
-    """The detail URL around its slug, as the two parts that go before and after it."""
-    head, _, tail = reverse("incidents:incident-detail", kwargs={"slug": SLUG_MARK}).rpartition(
-        SLUG_MARK
-    )
+def _url_around(name: str, mark: str | int) -> tuple[str, str]:
+    """The URL named `name` around its one argument, as the parts before and after it."""
+    return _url_parts(get_script_prefix(), name, mark)
+
+
+@functools.lru_cache(maxsize=32)
+def _url_parts(script_prefix: str, name: str, mark: str | int) -> tuple[str, str]:
+    head, _mark, tail = reverse(name, args=[mark]).rpartition(str(mark))
     return head, tail
 
 
 @functools.lru_cache(maxsize=4096)
-def _tag_link(name: str) -> str:
-    return TAG.format(query=escape(quote(name)), name=escape(name))
+def _tag_link(name: str, list_url: str = "") -> str:
+    """A tag as a link to the incident list filtered by it (`list_url` empty: on the list)."""
+    return TAG.format(list_url=escape(list_url), query=escape(quote(name)), name=escape(name))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -120,25 +124,14 @@ def _date(day, language: str | None) -> str:
 @register.simple_tag
 def incident_tag_links(incident):
     """An incident's tags as links to the incident list filtered by each."""
-    list_url = _list_url(get_script_prefix())
-    return mark_safe("".join(_list_tag_link(list_url, tag.name) for tag in incident.tags.all()))
-
-
-@functools.lru_cache(maxsize=8)
-def _list_url(script_prefix: str) -> str:
-    return reverse("incidents:incident-list")
-
-
-@functools.lru_cache(maxsize=4096)
-def _list_tag_link(list_url: str, name: str) -> str:
-    return f'<a class="tag" href="{escape(list_url)}?tag={escape(quote(name))}">{escape(name)}</a>'
+    list_url = reverse("incidents:incident-list")
+    return mark_safe("".join(_tag_link(tag.name, list_url) for tag in incident.tags.all()))
 
 
 SIGNATURE = (
     '<li id="signature-{pk}"><span class="muted small">#{pk}</span> '
     '<code class="mono">{pattern}</code>{edit}{disabled}{lead}{unless}{note}</li>'
 )
-PK_MARK = 987654321
 
 
 @register.simple_tag
@@ -146,12 +139,13 @@ def signature_items(signatures, can_manage: bool):
     """The `<li>` of each of an incident's signatures: pattern, state, counter-pattern and
     note (in the page's language), with an edit link for those who may manage them."""
     language = get_language()
-    edit_head, edit_tail = _signature_edit_url(get_script_prefix())
+    edit_head, edit_tail = (
+        escape(part) for part in _url_around("incidents:signature-edit", PK_MARK)
+    )
     edit, disabled, lead, ruled_out = (
         escape(str(word))
         for word in (_("edit"), _("disabled"), _("a lead only"), _("ruled out by"))
     )
-    edit_head, edit_tail = escape(edit_head), escape(edit_tail)
     items = []
     for signature in signatures:
         note = signature.note and signature_note_in(signature.note, language)
@@ -172,10 +166,3 @@ def signature_items(signatures, can_manage: bool):
             )
         )
     return mark_safe("".join(items))
-
-
-@functools.lru_cache(maxsize=8)
-def _signature_edit_url(script_prefix: str) -> tuple[str, str]:
-    """A signature's edit URL around its primary key, as the parts before and after it."""
-    head, _mark, tail = reverse("incidents:signature-edit", args=[PK_MARK]).rpartition(str(PK_MARK))
-    return head, tail
