@@ -13,7 +13,7 @@ import re2
 
 from common.phrases import gettext_noop
 
-from .generic import frame_path, is_consequence, is_generic
+from .generic import frame_path, is_consequence, is_generic, reports_success
 from .repetition import repetition
 from .signatures import Hit
 from .similarity import SimilarityIndex
@@ -368,12 +368,14 @@ def similarity_queries(tail: Tail) -> list[int]:
     latest_first = sorted(tail.groups, key=lambda found: -found.last_line)
     chosen: list[int] = []
 
-    def take(groups: Iterable[Group], limit: int) -> None:
+    def take(groups: Iterable[Group], limit: int, *, successes: bool = True) -> None:
         for found in groups:
             if len(chosen) >= limit:
                 return
             index = found.last_line - 1
             if index in chosen or tail.says_nothing(index) or is_table_row(tail.lines[index]):
+                continue
+            if not successes and reports_success(tail.lines[index]):
                 continue
             chosen.append(index)
 
@@ -386,7 +388,7 @@ def similarity_queries(tail: Tail) -> list[int]:
     if tail.is_description:
         take(latest_first, DESCRIPTION_LINES)
     elif not chosen:
-        take(latest_first, LAST_LINES_ASKED)
+        take(latest_first, LAST_LINES_ASKED, successes=False)
     return sorted(chosen)
 
 

@@ -113,6 +113,10 @@ _MISSING_INPUT = re2.compile(
 _SHELL_CANNOT_RUN = re2.compile(
     r"\bline \d+: \S+: (?:No such file or directory|Not a directory|command not found)"
 )
+_SUCCESS = re2.compile(r"(?i)\b(successfully|succeeded|completed|passed|validated)\b|成功")
+_SUCCESS_DENIED = re2.compile(
+    r"(?i)\b(not|never|no|cannot|can't|couldn't|didn't|un\w*|fail\w*|error\w*)\b|失败|未"
+)
 _PYTHON_FRAME = re2.compile(r'File "([^"]*)", line \d+')
 _EXCEPTION_MESSAGE = re2.compile(r"\b[\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b:")
 # A run of one character class, nothing to backtrack: `re`, whose matches cost less to take.
@@ -150,6 +154,13 @@ def follows_frame(previous: str, line: str) -> bool:
         and not _PYTHON_FRAME.search(line)
         and not _EXCEPTION_MESSAGE.search(line)
     )
+
+
+def reports_success(line: str) -> bool:
+    """True for a line that says a step went well (`Successfully validated data-directory`,
+    `Build succeeded`): in a log without an error line, it tells nothing about the failure,
+    however much it reads like an incident's text."""
+    return _SUCCESS.search(line) is not None and _SUCCESS_DENIED.search(line) is None
 
 
 def is_consequence(line: str) -> bool:

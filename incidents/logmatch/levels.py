@@ -92,6 +92,12 @@ RULES: tuple[tuple[str, str, Level], ...] = (
     ("failure banner", r"^\s*\*\*\*[^*].*(?i:error|fail|missing|not found|not installed|cannot"
         r"|unable|required|please install).*[^*]\*\*\*\s*$", E),
     ("killed", r"(?:^|\s)(?:Killed|Aborted)(?:$|[\s.:])", E),
+    # Perl (Kaldi's run.pl, queue.pl, utils/*.pl): die and warn both end " at FILE line N.";
+    # the interpreter's own warnings are known by their wording, the rest is a die.
+    ("perl warning", r"^(?:Use of uninitialized value|Argument \"[^\"]*\" isn't numeric"
+        r"|Useless use of|Name \"[^\"]+\" used only once|Deep recursion on|Possible precedence"
+        r"|(?:readline|print|close)\(\) on (?:closed|unopened) filehandle)\b.* at \S+ line \d+", W),
+    ("perl die", r"\sat \S+\.p[lm] line \d+\.\s*$", E),
     ("c++ terminate", r"\bterminate called\b|^\s*what\(\):", E),
     ("slurm", r"\*\*\* (?:JOB|STEP) .*\b(?:CANCELLED|FAILED|TIMEOUT)\b", E),
     ("ascend code", r"\bE[A-Z]\d{4}\b", E),

@@ -124,6 +124,15 @@ SINGLE_LINES = [
     ("Killed", E),
     ("run.sh: line 12: 4321 Killed python train.py", E),
     ("Aborted (core dumped)", E),
+    # Perl's die (Kaldi's run.pl, queue.pl) and the interpreter's own warnings
+    ("usage: run.pl log-file command-line arguments... at utils/parallel/run.pl line 26.", E),
+    ("queue.pl: job failed, log is in exp/tri1/log/align.1.log at utils/queue.pl line 96.", E),
+    (
+        "Use of uninitialized value $x in concatenation (.) or string at utils/int2sym.pl line 12.",
+        W,
+    ),
+    ('Argument "abc" isn\'t numeric in addition (+) at local/score.pl line 40, <F> line 3.', W),
+    ("epoch 3 done at 12:00, see exp/log line 4", I),
     ("panic: runtime error: index out of range", E),
     ("terminate called after throwing an instance of 'std::runtime_error'", E),
     ("OSError: [Errno 28] No space left on device", E),

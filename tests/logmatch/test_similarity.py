@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from incidents.logmatch import IncidentSpec, analyze, build_index
+from incidents.logmatch.generic import reports_success
 from incidents.logmatch.similarity import SimilarityIndex
 
 from .conftest import SMALL_INCIDENTS
@@ -106,3 +107,30 @@ def test_one_rare_shared_word_is_a_faint_likeness_and_two_common_ones_are_not_ne
     whole = index.score("sox backend missing")["audio"]
     assert found["audio"] < whole
     assert index.score("directory: not found") == {}
+
+
+def test_a_log_without_errors_is_not_likened_by_the_steps_that_went_well(catalog_index):
+    step = "utils/validate_data_dir.sh: {} data-directory data/train"
+    log = "stage 1: Feature Generation\n{}\nusage: make_fbank.sh <data-dir>\n"
+
+    after_success = analyze(log.format(step.format("Successfully validated")), catalog_index)
+    after_refusal = analyze(log.format(step.format("refused")), catalog_index)
+
+    assert "data-validation-failure" in [s.slug for s in after_refusal.suggestions]
+    assert "data-validation-failure" not in [s.slug for s in after_success.suggestions]
+
+
+@pytest.mark.parametrize(
+    ("line", "went_well"),
+    [
+        ("utils/validate_data_dir.sh: Successfully validated data-directory data/train", True),
+        ("Build succeeded.", True),
+        ("数据校验成功", True),
+        ("  × Getting requirements to build wheel did not run successfully.", False),
+        ("Validation failed: feats.scp not validated successfully", False),
+        ("数据校验失败", False),
+        ("stage 1: Feature Generation", False),
+    ],
+)
+def test_a_line_that_reports_a_step_went_well(line, went_well):
+    assert reports_success(line) is went_well
