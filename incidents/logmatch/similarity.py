@@ -40,6 +40,18 @@ _FURNITURE = re2.compile(
     r"|\b\w+(?:/[\w.\-]+){2,}"
 )
 _DIGITS = re.compile(r"\d+")
+CODE_WEIGHT = 8  # counted as if the code were written this many times
+# Error codes name a failure better than any wording, and folding their digits would make
+# them all alike: each is kept whole as a feature of its own (CANN's EZ9999 / E40021, ACL and
+# aclnn return codes, CUDA / NCCL / cuBLAS / cuDNN / ACL status names, errno names).
+_CODES = re.compile(
+    r"\bE[A-Z0-9]\d{4}\b"
+    r"|\b(?:[1-5]0[0-7]|[1-5]61)\d{3}\b"
+    r"|\b(?:cudaError|CUDA_ERROR_|CUBLAS_STATUS_|CUDNN_STATUS_|CUFFT_|CURAND_STATUS_|ACL_ERROR_"
+    r"|ACLNN_ERR_|HCCL_E_|nccl(?=[A-Z]))\w+"
+    r"|\bE(?:NOSPC|ADDRINUSE|ADDRNOTAVAIL|NOMEM|ACCES|PERM|NOENT|CONNREFUSED|CONNRESET|TIMEDOUT"
+    r"|MFILE|NFILE|BUSY|NODEV|NOEXEC|PIPE|HOSTUNREACH|NETUNREACH|XDEV|NOTCONN|AGAIN)\b"
+)
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"[a-z_][a-z0-9_]{2,}")
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
@@ -80,10 +92,12 @@ _STOP_WORDS = frozenset(
 
 
 def features(text: str) -> Counter[str]:
-    """CJK 2-grams, other character 3-grams and word stems of `text` without its log
-    furniture, lower-cased, digits folded. (CJK 3-grams would double the features of Chinese
-    text without adding much; 2-grams are the usual unit of Chinese retrieval.)"""
+    """CJK 2-grams, other character 3-grams, word stems and whole error codes of `text`
+    without its log furniture, lower-cased, digits folded (except in the codes). (CJK
+    3-grams would double the features of Chinese text without adding much; 2-grams are the
+    usual unit of Chinese retrieval.)"""
     message = _FURNITURE.sub(" ", text)
+    codes = Counter({"code:" + code.lower(): CODE_WEIGHT for code in _CODES.findall(message)})
     normal = _SPACE.sub(" ", _DIGITS.sub("0", message.lower())).strip()
     counts: Counter[str] = Counter()
     for run in _CJK_RUN.findall(normal):
@@ -93,6 +107,7 @@ def features(text: str) -> Counter[str]:
     padded = f" {_CJK_RUN.sub(' ', normal)} "
     counts.update(padded[i : i + 3] for i in range(len(padded) - 2) if padded[i + 1] != " ")
     counts.update("w:" + word[:_STEM] for word in _WORD.findall(normal) if word not in _STOP_WORDS)
+    counts.update(codes)
     return counts
 
 
@@ -273,8 +288,9 @@ def _merged(parts: Sequence[_Part], live: set[int]) -> _Part:
 
 
 def _is_unit(feature: str) -> bool:
-    """A word stem, or a Chinese 2-gram: what "real content overlap" is counted in."""
-    return feature.startswith("w:") or (
+    """A word stem, an error code, or a Chinese 2-gram: what "real content overlap" is
+    counted in."""
+    return feature.startswith(("w:", "code:")) or (
         len(feature) == 2 and _CJK_RUN.fullmatch(feature) is not None
     )
 

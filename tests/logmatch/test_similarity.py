@@ -6,7 +6,7 @@ import pytest
 
 from incidents.logmatch import IncidentSpec, analyze, build_index
 from incidents.logmatch.generic import reports_success
-from incidents.logmatch.similarity import SimilarityIndex
+from incidents.logmatch.similarity import SimilarityIndex, features
 
 from .conftest import SMALL_INCIDENTS
 
@@ -134,3 +134,35 @@ def test_a_log_without_errors_is_not_likened_by_the_steps_that_went_well(catalog
 )
 def test_a_line_that_reports_a_step_went_well(line, went_well):
     assert reports_success(line) is went_well
+
+
+def test_an_error_code_the_incident_names_is_content_the_tail_shares():
+    incidents = [
+        IncidentSpec(
+            slug="vector-core-fault",
+            title="Vector core exception on the accelerator (507035)",
+            stage="train",
+            symptom="The operator kernel faulted on the device.",
+        ),
+        IncidentSpec(
+            slug="sync-timeout",
+            title="Accelerator synchronisation timeout (507046)",
+            stage="train",
+            symptom="An operator call waited on the device until the runtime gave up.",
+        ),
+    ]
+    index = build_index(incidents, [])
+    tail = "RuntimeError: call aclnnInplaceCopy failed on the device, error code is 507035\n"
+
+    report = analyze(tail, index)
+
+    assert report.suggestions[0].slug == "vector-core-fault"
+
+
+def test_codes_keep_their_digits_and_other_numbers_are_folded():
+    found = features("EZ9999 error code is 507035, cudaErrorIllegalAddress, pid 4242 ENOSPC")
+
+    assert {"code:ez9999", "code:507035", "code:cudaerrorillegaladdress", "code:enospc"} <= set(
+        found
+    )
+    assert not any(feature.startswith("code:") and "4242" in feature for feature in found)
