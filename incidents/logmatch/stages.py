@@ -138,7 +138,9 @@ LINE_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"|max_model_len|max seq len|gpu_memory_utilization|/v\d/|chat/completions|latency"
      r"|throughput|inference|(?:GET|POST) /[\w./?=&%-]* HTTP/\d(?:\.\d)?)\b"
      # "request" as a word, not a module path (urllib/request.py in a download's traceback)
-     r"|\brequests?(?:$|[ \t,:;)'\"!?]|\.(?:$|[ \t]))"),
+     # nor the verb of a vendor's boilerplate ("Submit an issue to request for support")
+     r"|\brequests?(?:$|[,:;)'\"!?]|\.(?:$|[ \t])"
+     r"|[ \t]+(?:$|[a-eg-z_#(\[/<\"'-]|\d|f[a-np-z_]|fo[a-qs-z_]))"),
     ("serve", "keyword", gettext_noop("decoding"),
      r"(?i)\b(?:decod(?:e|ing|able)|lattice|transcrib\w*|recogni[sz]\w*)\b"),
     # Not the bare verb "compile": PyTorch ends every CUDA error with the hint "Compile with

@@ -149,6 +149,14 @@ def test_a_module_named_request_in_a_traceback_is_no_serving_request():
     assert infer_stage(["ValueError: bad request.", "retrying request 7"])[0] == "serve"
 
 
+def test_a_vendors_request_for_support_is_no_serving_request():
+    boilerplate = (
+        "        Solution: Submit an issue to request for support at https://gitee.com/ascend"
+    )
+    assert infer_stage([boilerplate]) == (None, "")
+    assert infer_stage(["request failed: upstream closed", "request from 10.0.0.1"])[0] == "serve"
+
+
 def test_later_evidence_weighs_more_and_programs_beat_keywords():
     lines = ["loading dataset, preprocessing done", "vllm engine started"]
     assert infer_stage(lines)[0] == "serve"
