@@ -140,7 +140,7 @@ LINE_RULES: tuple[tuple[str, str, str, str], ...] = (
      # "request" as a word, not a module path (urllib/request.py in a download's traceback)
      # nor the verb of a vendor's boilerplate ("Submit an issue to request for support")
      r"|\brequests?(?:$|[,:;)'\"!?]|\.(?:$|[ \t])"
-     r"|[ \t]+(?:$|[a-eg-z_#(\[/<\"'-]|\d|f[a-np-z_]|fo[a-qs-z_]))"),
+     r"|[ \t]+(?:$|[!-EG-eg-~\p{Han}]|f[!-NP-np-~\p{Han}]|fo[!-QS-qs-~\p{Han}]))"),
     ("serve", "keyword", gettext_noop("decoding"),
      r"(?i)\b(?:decod(?:e|ing|able)|lattice|transcrib\w*|recogni[sz]\w*)\b"),
     # Not the bare verb "compile": PyTorch ends every CUDA error with the hint "Compile with

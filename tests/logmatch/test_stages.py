@@ -154,7 +154,8 @@ def test_a_vendors_request_for_support_is_no_serving_request():
         "        Solution: Submit an issue to request for support at https://gitee.com/ascend"
     )
     assert infer_stage([boilerplate]) == (None, "")
-    assert infer_stage(["request failed: upstream closed", "request from 10.0.0.1"])[0] == "serve"
+    for served in ("request failed: upstream closed", "request {id} aborted", "request 失败"):
+        assert infer_stage([served])[0] == "serve", served
 
 
 def test_later_evidence_weighs_more_and_programs_beat_keywords():
