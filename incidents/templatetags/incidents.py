@@ -96,13 +96,16 @@ SLUG_MARK = "slug-mark"
 PK_MARK = 987654321
 
 
-def _url_around(name: str, mark: str | int) -> tuple[str, str]:
-    """The URL named `name` around its one argument, as the parts before and after it."""
+def _url_around(name: str, mark: str | int | None = None) -> tuple[str, str]:
+    """The URL named `name` around its one argument, as the parts before and after it (with
+    no argument: the whole URL, and nothing after it)."""
     return _url_parts(get_script_prefix(), name, mark)
 
 
 @functools.lru_cache(maxsize=32)
-def _url_parts(script_prefix: str, name: str, mark: str | int) -> tuple[str, str]:
+def _url_parts(script_prefix: str, name: str, mark: str | int | None) -> tuple[str, str]:
+    if mark is None:
+        return reverse(name), ""
     head, _mark, tail = reverse(name, args=[mark]).rpartition(str(mark))
     return head, tail
 
@@ -124,7 +127,7 @@ def _date(day, language: str | None) -> str:
 @register.simple_tag
 def incident_tag_links(incident):
     """An incident's tags as links to the incident list filtered by each."""
-    list_url = reverse("incidents:incident-list")
+    list_url, _ = _url_around("incidents:incident-list")
     return mark_safe("".join(_tag_link(tag.name, list_url) for tag in incident.tags.all()))
 
 
