@@ -275,3 +275,19 @@ def test_a_search_with_words_and_longer_terms_finds_the_same_older_matches(
         Incident.objects.filter(pk=made.pk).update(updated_at=start + timedelta(minutes=n))
 
     assert _slugs(alice_client, "gradient 3") == ["case-f", "case-d", "case-a"]
+
+
+def test_on_postgresql_a_saved_search_document_is_compressed_with_lz4(db):
+    """A search decompresses every candidate's document: LZ4 does it in less than half
+    pglz's time (migration 0028)."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite compresses nothing")
+    incident = IncidentFactory(remedy="nvidia-smi --query-gpu=memory.used --format=csv\n" * 40)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_column_compression(search_document) FROM incidents_incident WHERE id = %s",
+            [incident.pk],
+        )
+        assert cursor.fetchone() == ("lz4",)
