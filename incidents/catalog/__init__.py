@@ -56,6 +56,7 @@ class CatalogIncident:
     stage_lead: bool = False  # the stage's usual failure, offered when nothing else matches
     kill_lead: bool = False  # the usual cause of a process killed without a word
     drift_lead: bool = False  # the usual cause of an API error raised inside library code
+    config_lead: bool = False  # the usual cause of a key missing from a configuration
 
     def text(self, language: str) -> CatalogText:
         return self.texts.get(language) or self.texts["en"]
@@ -95,14 +96,14 @@ def load_catalog(directory: Path = CATALOG_DIR) -> list[CatalogIncident]:
     return entries
 
 
-LEAD_KINDS = ("stage", "kill", "drift")
+LEAD_KINDS = ("stage", "kill", "drift", "config")
 
 
 @cache
 def lead_slugs(kind: str) -> frozenset[str]:
     """The shipped incidents offered as leads of `kind` (`stage_lead`, `kill_lead`,
-    `drift_lead` = true in the catalog), read from the catalog files once per process: a
-    process that follows a change to the book asks again each time."""
+    `drift_lead`, `config_lead` = true in the catalog), read from the catalog files once per
+    process: a process that follows a change to the book asks again each time."""
     return frozenset(entry.slug for entry in load_catalog() if getattr(entry, f"{kind}_lead"))
 
 
@@ -150,6 +151,7 @@ def engine_specs() -> tuple[list[IncidentSpec], list[SignatureSpec]]:
                 entry.stage_lead,
                 entry.kill_lead,
                 entry.drift_lead,
+                entry.config_lead,
             )
         )
         signatures += [
@@ -169,6 +171,7 @@ def _incident(raw: dict) -> CatalogIncident:
         stage_lead=bool(raw.get("stage_lead", False)),
         kill_lead=bool(raw.get("kill_lead", False)),
         drift_lead=bool(raw.get("drift_lead", False)),
+        config_lead=bool(raw.get("config_lead", False)),
         texts={lang: _text(raw[lang]) for lang in LANGUAGES if lang in raw},
         signatures=tuple(
             CatalogSignature(

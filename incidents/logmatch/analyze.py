@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from .benign import benign_lines
 from .clues import (
     Clue,
+    config_clues,
     drift_clues,
     feedback_clues,
     kill_clues,
@@ -132,6 +133,7 @@ def analyze(
         clues = _merge(clues, stage_clues(tail, clues, index.incidents))
         clues = _merge(clues, kill_clues(tail, clues, index.incidents))
         clues = _merge(clues, drift_clues(tail, clues, index.incidents))
+        clues = _merge(clues, config_clues(tail, clues, index.incidents))
         suggestions = rank(tail, clues, index.incidents, feedback, limits.top)
 
     key = _key_line(tail, suggestions)

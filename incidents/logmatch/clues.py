@@ -57,6 +57,21 @@ DRIFT_LEAD_REASON = gettext_noop(
     "an API error at %(where)s (a name, attribute or argument the code expects is not there), "
     "as when a dependency moved"
 )
+# A KeyError raised in the job's own code, at a line that looks the missing key up in a
+# configuration (`data_cfg["start_and_end"]`, `hparams['n_mels']`), most often means the
+# config file is older or newer than the code that reads it: offered as a lead, as strong as
+# a drift, when nothing else confirms anything.
+CONFIG_LEAD_STRENGTH = 0.5
+CONFIG_LEAD_REASON = gettext_noop(
+    "a key the code looks up in its configuration is missing at %(where)s, as when the "
+    "config file and the code come from different versions"
+)
+# The name a subscript is applied to, past any subscripts before it (`cfg["model"]["dim"]`).
+_SUBSCRIPTED = re.compile(r"([A-Za-z_]\w*)(?:\s*\[[^\]]*\])*\s*$")
+_CONFIG_NAME = re.compile(
+    r"(?i)(?:cfg|conf|config|configs|hparams|hps|hyperparams|params|opts|options|settings|args)$"
+)
+_MISSING_KEY = re2.compile(r"KeyError: (?:'([^']+)'|\"([^\"]+)\")\s*$")
 _EXCEPTION_LINE = re2.compile(r"^[\s>|*`'\"]*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception))\b: ")
 _API_ERRORS = frozenset({"AttributeError", "ImportError", "KeyError", "TypeError", "NameError"})
 _ABOUT_NONE = re2.compile(r"'NoneType' object")
@@ -100,7 +115,7 @@ class Clue:
 
     line: int  # 0-based index into Tail.lines
     text: str
-    kind: str  # signature | symptom | similar | trend | feedback | stage | kill | drift
+    kind: str  # signature | symptom | similar | trend | feedback | stage | kill | drift | config
     signature: str | None
     level: Level
     strength: float
@@ -281,6 +296,42 @@ def drift_clues(
     return {}
 
 
+def config_clues(
+    tail: Tail, clues: Mapping[str, Sequence[Clue]], incidents: Mapping[str, IncidentSpec]
+) -> dict[str, list[Clue]]:
+    """When the tail's last exception is a KeyError raised in the job's own code (not an
+    installed package) at a source line that looks that very key up in a configuration
+    (`data_cfg["start_and_end"]`), and no incident has confirming evidence, the incidents that
+    usually explain it (`config_lead`) are offered as a lead on that line."""
+    leads = [spec.slug for spec in incidents.values() if spec.config_lead]
+    if not leads or tail.is_description or _confirmed(tail, clues):
+        return {}
+    errors = (i for i in range(len(tail.lines) - 1, -1, -1) if tail.levels[i] is Level.ERROR)
+    last = next((i for i in errors if _EXCEPTION_LINE.search(tail.lines[i])), None)
+    if last is None or not (missing := _MISSING_KEY.search(tail.lines[last])):
+        return {}
+    key = missing.group(1) or missing.group(2)
+    path = _raising_frame(tail.lines, last)
+    if path is None or _INSTALLED_CODE.search(path):
+        return {}
+    source = tail.lines[max(0, last - _CODE_CONTEXT_LINES) : last]
+    if any(_looks_up_in_config(line, key) for line in source):
+        return _leads(tail, last, leads, kind="config")
+    return {}
+
+
+def _looks_up_in_config(code: str, key: str) -> bool:
+    """Whether `code` subscripts a configuration-like name with the string `key`."""
+    for quoted in (f"['{key}']", f'["{key}"]'):
+        start = code.find(quoted)
+        while start != -1:
+            name = _SUBSCRIPTED.search(code[:start])
+            if name and _CONFIG_NAME.search(name.group(1).split("_")[-1]):
+                return True
+            start = code.find(quoted, start + 1)
+    return False
+
+
 def _frame(line: str) -> str | None:
     """The file a traceback frame names, in Python's or IPython's layout; None for another line."""
     found = frame_path(line)
@@ -307,6 +358,7 @@ _LEAD_STRENGTH = {
     "stage": STAGE_LEAD_STRENGTH,
     "kill": KILL_LEAD_STRENGTH,
     "drift": DRIFT_LEAD_STRENGTH,
+    "config": CONFIG_LEAD_STRENGTH,
 }
 
 

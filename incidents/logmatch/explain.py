@@ -7,7 +7,13 @@ from typing import TYPE_CHECKING
 
 from common.phrases import Phrase, gettext_noop
 
-from .clues import DRIFT_LEAD_REASON, KILL_LEAD_REASON, STAGE_LEAD_REASONS, Clue
+from .clues import (
+    CONFIG_LEAD_REASON,
+    DRIFT_LEAD_REASON,
+    KILL_LEAD_REASON,
+    STAGE_LEAD_REASONS,
+    Clue,
+)
 from .tail import LEVEL_WEIGHT, Tail
 
 if TYPE_CHECKING:
@@ -96,6 +102,8 @@ def _describe(clue: Clue, *, as_lead: bool = True) -> Phrase:
         return Phrase(KILL_LEAD_REASON, where=where)
     if clue.kind == "drift":
         return Phrase(DRIFT_LEAD_REASON, where=where)
+    if clue.kind == "config":
+        return Phrase(CONFIG_LEAD_REASON, where=where)
     if clue.kind == "trend" and clue.source == "trend:repetition":
         return Phrase(
             gettext_noop("its symptom resembles the text of %(where)s: %(seen)s"),

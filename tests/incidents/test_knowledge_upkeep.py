@@ -193,6 +193,7 @@ def test_the_compiled_book_offers_each_kind_of_lead_the_catalog_names(catalog):
     assert specs["host-oom"].kill_lead
     assert specs["python-api-drift"].drift_lead
     assert not any(spec.drift_lead for slug, spec in specs.items() if slug != "python-api-drift")
+    assert specs["stale-recipe-config"].config_lead
 
 
 def test_an_analysis_of_an_api_error_inside_remote_code_leads_to_a_moved_dependency(alice, catalog):

@@ -594,3 +594,74 @@ def test_a_line_that_is_only_an_exception_class_is_told_by_the_class_name(line, 
     backend, out of memory, undecodable text); Python's vague classes and the wrappers of a
     child process say nothing."""
     assert is_generic(line) is generic
+
+
+def _config_lead(report) -> bool:
+    """Whether some suggestion rests on the config lead."""
+    return any(e.kind == "config" for s in report.suggestions for e in s.evidence)
+
+
+OWN_CONFIG_KEY_ERROR = """\
+(venv) $ python train.py examples/librispeech/config.json
+Traceback (most recent call last):
+  File "train.py", line 145, in <module>
+    run(config)
+  File "train.py", line 80, in run
+    start_and_end=data_cfg["start_and_end"])
+KeyError: 'start_and_end'
+"""
+
+
+def test_a_key_the_jobs_own_code_misses_in_its_config_is_a_lead_for_a_stale_config(
+    catalog_index,
+):
+    report = analyze(OWN_CONFIG_KEY_ERROR, catalog_index)
+
+    assert report.suggestions[0].slug == "stale-recipe-config"
+    assert not report.suggestions[0].confident
+    assert "missing at" in report.suggestions[0].why
+    assert _config_lead(report)
+
+
+@pytest.mark.parametrize(
+    "source, error",
+    [
+        # not a configuration: a dataset row, a vocabulary
+        ('    text = example["start_and_end"]', "KeyError: 'start_and_end'"),
+        ("    ids = [token2id[t] for t in tokens]", "KeyError: 'start_and_end'"),
+        # the configuration is read, but the missing key is another one
+        ('    start_and_end=data_cfg["start"])', "KeyError: 'start_and_end'"),
+    ],
+)
+def test_a_key_error_that_is_no_config_lookup_is_no_config_lead(catalog_index, source, error):
+    log = OWN_CONFIG_KEY_ERROR.replace(
+        '    start_and_end=data_cfg["start_and_end"])', source
+    ).replace("KeyError: 'start_and_end'", error)
+
+    report = analyze(log, catalog_index)
+
+    assert not _config_lead(report)
+
+
+def test_a_config_key_missing_inside_an_installed_package_is_a_drift_not_a_config_lead(
+    catalog_index,
+):
+    log = OWN_CONFIG_KEY_ERROR.replace(
+        'File "train.py", line 80', 'File "/usr/lib/python3/site-packages/speech/train.py", line 80'
+    )
+
+    report = analyze(log, catalog_index)
+
+    assert not _config_lead(report)
+    assert _drift_lead(report)
+
+
+def test_a_signature_that_explains_the_tail_leaves_no_config_lead(catalog_index):
+    log = OWN_CONFIG_KEY_ERROR + (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+    )
+
+    report = analyze(log, catalog_index)
+
+    assert report.suggestions[0].slug == "gpu-oom"
+    assert not _config_lead(report)
