@@ -278,8 +278,7 @@ def drift_clues(
     leads = [spec.slug for spec in incidents.values() if spec.drift_lead]
     if not leads or tail.is_description or _confirmed(tail, clues):
         return {}
-    errors = (i for i in range(len(tail.lines) - 1, -1, -1) if tail.levels[i] is Level.ERROR)
-    last = next((i for i in errors if _EXCEPTION_LINE.search(tail.lines[i])), None)
+    last = _last_exception(tail)
     if last is None:
         return {}
     exception = _EXCEPTION_LINE.search(tail.lines[last])
@@ -306,8 +305,7 @@ def config_clues(
     leads = [spec.slug for spec in incidents.values() if spec.config_lead]
     if not leads or tail.is_description or _confirmed(tail, clues):
         return {}
-    errors = (i for i in range(len(tail.lines) - 1, -1, -1) if tail.levels[i] is Level.ERROR)
-    last = next((i for i in errors if _EXCEPTION_LINE.search(tail.lines[i])), None)
+    last = _last_exception(tail)
     if last is None or not (missing := _MISSING_KEY.search(tail.lines[last])):
         return {}
     key = missing.group(1) or missing.group(2)
@@ -320,12 +318,26 @@ def config_clues(
     return {}
 
 
+def _last_exception(tail: Tail) -> int | None:
+    """The last error line that names a Python exception (`KeyError: …`), if any."""
+    errors = (i for i in range(len(tail.lines) - 1, -1, -1) if tail.levels[i] is Level.ERROR)
+    return next((i for i in errors if _EXCEPTION_LINE.search(tail.lines[i])), None)
+
+
+# A subscript's name is read from this many characters before it, and a line's first few
+# lookups of the key are looked at: a source line is short, and a pasted one may not be.
+_NAME_REACH = 200
+_LOOKUPS_READ = 8
+
+
 def _looks_up_in_config(code: str, key: str) -> bool:
     """Whether `code` subscripts a configuration-like name with the string `key`."""
     for quoted in (f"['{key}']", f'["{key}"]'):
         start = code.find(quoted)
-        while start != -1:
-            name = _SUBSCRIPTED.search(code[:start])
+        for _ in range(_LOOKUPS_READ):
+            if start == -1:
+                break
+            name = _SUBSCRIPTED.search(code[max(0, start - _NAME_REACH) : start])
             if name and _CONFIG_NAME.search(name.group(1).split("_")[-1]):
                 return True
             start = code.find(quoted, start + 1)
