@@ -66,10 +66,13 @@ CONFIG_LEAD_REASON = gettext_noop(
     "a key the code looks up in its configuration is missing at %(where)s, as when the "
     "config file and the code come from different versions"
 )
-# The name a subscript is applied to, past any subscripts before it (`cfg["model"]["dim"]`).
+# The name a subscript is applied to, past any subscripts before it (`cfg["model"]["dim"]`),
+# and the names of configurations: whole or after an underscore (`data_cfg`, `train_args`, not
+# `kwargs`); a config or cfg may end any name (`model_config`, `dataconfig`).
 _SUBSCRIPTED = re.compile(r"([A-Za-z_]\w*)(?:\s*\[[^\]]*\])*\s*$")
 _CONFIG_NAME = re.compile(
-    r"(?i)(?:cfg|conf|config|configs|hparams|hps|hyperparams|params|opts|options|settings|args)$"
+    r"(?i)(?:(?:^|_)(?:conf|configs|hparams|hps|hyperparams|params|opts|options|settings|args)"
+    r"|config|cfg)$"
 )
 _MISSING_KEY = re2.compile(r"KeyError: (?:'([^']+)'|\"([^\"]+)\")\s*$")
 _EXCEPTION_LINE = re2.compile(r"^[\s>|*`'\"]*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception))\b: ")
@@ -338,7 +341,7 @@ def _looks_up_in_config(code: str, key: str) -> bool:
             if start == -1:
                 break
             name = _SUBSCRIPTED.search(code[max(0, start - _NAME_REACH) : start])
-            if name and _CONFIG_NAME.search(name.group(1).split("_")[-1]):
+            if name and _CONFIG_NAME.search(name.group(1)):
                 return True
             start = code.find(quoted, start + 1)
     return False

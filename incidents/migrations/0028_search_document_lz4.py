@@ -19,7 +19,7 @@ def _compression(method):
         if connection.vendor != "postgresql" or connection.pg_version < 140000:
             return
         try:
-            with transaction.atomic(using=schema_editor.connection.alias):
+            with transaction.atomic(using=connection.alias):
                 schema_editor.execute(COLUMN.format(method))
         except DatabaseError:
             pass  # a server without LZ4: pglz, as before
