@@ -69,12 +69,15 @@ CONFIG_LEAD_REASON = gettext_noop(
 # The name a subscript is applied to, past any subscripts before it (`cfg["model"]["dim"]`),
 # and the names of configurations: whole or after an underscore (`data_cfg`, `train_args`, not
 # `kwargs`); a config or cfg may end any name (`model_config`, `dataconfig`).
+# After an attribute read: more of its name, or a call (`args.ter_eval_all`, `cfg.get(`).
+_CONTINUES_NAME = re.compile(r"\w|\s*\(")
 _SUBSCRIPTED = re.compile(r"([A-Za-z_]\w*)(?:\s*\[[^\]]*\])*\s*$")
 _CONFIG_NAME = re.compile(
     r"(?i)(?:(?:^|_)(?:conf|configs|hparams|hps|hyperparams|params|opts|options|settings|args)"
     r"|config|cfg)$"
 )
 _MISSING_KEY = re2.compile(r"KeyError: (?:'([^']+)'|\"([^\"]+)\")\s*$")
+_MISSING_ATTRIBUTE = re2.compile(r"AttributeError: '[\w.]+' object has no attribute '(\w+)'\s*$")
 _EXCEPTION_LINE = re2.compile(r"^[\s>|*`'\"]*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception))\b: ")
 _API_ERRORS = frozenset({"AttributeError", "ImportError", "KeyError", "TypeError", "NameError"})
 _ABOUT_NONE = re2.compile(r"'NoneType' object")
@@ -301,22 +304,28 @@ def drift_clues(
 def config_clues(
     tail: Tail, clues: Mapping[str, Sequence[Clue]], incidents: Mapping[str, IncidentSpec]
 ) -> dict[str, list[Clue]]:
-    """When the tail's last exception is a KeyError raised in the job's own code (not an
-    installed package) at a source line that looks that very key up in a configuration
-    (`data_cfg["start_and_end"]`), and no incident has confirming evidence, the incidents that
-    usually explain it (`config_lead`) are offered as a lead on that line."""
+    """When the tail's last exception is a KeyError or an AttributeError raised in the job's
+    own code (not an installed package) at a source line that looks that very key up in a
+    configuration (`data_cfg["start_and_end"]`, `hparams.ter_eval`), and no incident has
+    confirming evidence, the incidents that usually explain it (`config_lead`) are offered as
+    a lead on that line."""
     leads = [spec.slug for spec in incidents.values() if spec.config_lead]
     if not leads or tail.is_description or _confirmed(tail, clues):
         return {}
     last = _last_exception(tail)
-    if last is None or not (missing := _MISSING_KEY.search(tail.lines[last])):
+    if last is None:
         return {}
-    key = missing.group(1) or missing.group(2)
+    if missing := _MISSING_KEY.search(tail.lines[last]):
+        lookups = _subscript_lookups(missing.group(1) or missing.group(2))
+    elif missing := _MISSING_ATTRIBUTE.search(tail.lines[last]):
+        lookups = _attribute_lookups(missing.group(1))
+    else:
+        return {}
     path = _raising_frame(tail.lines, last)
     if path is None or _INSTALLED_CODE.search(path):
         return {}
     source = tail.lines[max(0, last - _CODE_CONTEXT_LINES) : last]
-    if any(_looks_up_in_config(line, key) for line in source):
+    if any(_looks_up_in_config(line, lookups) for line in source):
         return _leads(tail, last, leads, kind="config")
     return {}
 
@@ -333,17 +342,28 @@ _NAME_REACH = 200
 _LOOKUPS_READ = 8
 
 
-def _looks_up_in_config(code: str, key: str) -> bool:
-    """Whether `code` subscripts a configuration-like name with the string `key`."""
-    for quoted in (f"['{key}']", f'["{key}"]'):
-        start = code.find(quoted)
+def _subscript_lookups(key: str) -> tuple[str, ...]:
+    return (f"['{key}']", f'["{key}"]')
+
+
+def _attribute_lookups(attribute: str) -> tuple[str, ...]:
+    return (f".{attribute}",)
+
+
+def _looks_up_in_config(code: str, lookups: Sequence[str]) -> bool:
+    """Whether `code` looks a configuration-like name up with one of `lookups` (a subscript
+    with the key, or the attribute read; not a method called)."""
+    for lookup in lookups:
+        start = code.find(lookup)
         for _ in range(_LOOKUPS_READ):
             if start == -1:
                 break
-            name = _SUBSCRIPTED.search(code[max(0, start - _NAME_REACH) : start])
-            if name and _CONFIG_NAME.search(name.group(1)):
-                return True
-            start = code.find(quoted, start + 1)
+            end = start + len(lookup)
+            if not (lookup.startswith(".") and _CONTINUES_NAME.match(code, end)):
+                name = _SUBSCRIPTED.search(code[max(0, start - _NAME_REACH) : start])
+                if name and _CONFIG_NAME.search(name.group(1)):
+                    return True
+            start = code.find(lookup, start + 1)
     return False
 
 

@@ -653,6 +653,56 @@ def test_a_key_error_that_is_no_config_lookup_is_no_config_lead(catalog_index, s
     assert not _config_lead(report)
 
 
+OWN_CONFIG_ATTRIBUTE_ERROR = """\
+Traceback (most recent call last):
+  File "experiment.py", line 348, in <module>
+    asr_brain.fit(params.epoch_counter, train_set, valid_set)
+  File "experiment.py", line 249, in compute_objectives
+    if params.ter_eval:
+AttributeError: 'types.SimpleNamespace' object has no attribute 'ter_eval'
+"""
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "    if params.ter_eval:",
+        "    every = self.hparams.ter_eval + 1",
+        "    run(args.ter_eval, cfg.model)",
+    ],
+)
+def test_an_attribute_the_jobs_own_code_misses_in_its_config_is_a_lead_for_a_stale_config(
+    catalog_index, source
+):
+    log = OWN_CONFIG_ATTRIBUTE_ERROR.replace("    if params.ter_eval:", source)
+
+    report = analyze(log, catalog_index)
+
+    assert report.suggestions[0].slug == "stale-recipe-config"
+    assert not report.suggestions[0].confident
+    assert _config_lead(report)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # not a configuration: a model, a batch
+        "    if model.ter_eval:",
+        "    x = batch.ter_eval",
+        # the configuration is read, but for another attribute, or the attribute is a call
+        "    if params.ter_eval_all:",
+        "    if params.ter_eval():",
+        "    if params.wer_eval:",
+    ],
+)
+def test_an_attribute_error_that_is_no_config_lookup_is_no_config_lead(catalog_index, source):
+    log = OWN_CONFIG_ATTRIBUTE_ERROR.replace("    if params.ter_eval:", source)
+
+    report = analyze(log, catalog_index)
+
+    assert not _config_lead(report)
+
+
 def test_a_config_key_missing_inside_an_installed_package_is_a_drift_not_a_config_lead(
     catalog_index,
 ):
