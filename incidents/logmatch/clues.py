@@ -78,7 +78,16 @@ _CONFIG_NAME = re.compile(
 )
 _MISSING_KEY = re2.compile(r"KeyError: (?:'([^']+)'|\"([^\"]+)\")\s*$")
 _MISSING_ATTRIBUTE = re2.compile(r"AttributeError: '[\w.]+' object has no attribute '(\w+)'\s*$")
-_EXCEPTION_LINE = re2.compile(r"^[\s>|*`'\"]*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception))\b: ")
+# What a launcher puts before each line of its workers' output: torchrun's `[rank3]:`, Ray's
+# `(TaskRunner pid=4671)` (one per level of nesting), a logger's `ERROR 09-15 13:02:43 [x.py:870]`.
+_LOG_PREFIX = (
+    r"(?:\[rank\d+\]:\s*"
+    r"|\((?:[\w.-]+ )?pid=\d+(?:, ip=[\w.:-]+)?\)\s*"
+    r"|[A-Z]+ \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[\w.-]+:\d+\]\s*)*"
+)
+_EXCEPTION_LINE = re2.compile(
+    r"^" + _LOG_PREFIX + r"[\s>|*`'\"]*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception))\b: "
+)
 _API_ERRORS = frozenset({"AttributeError", "ImportError", "KeyError", "TypeError", "NameError"})
 _ABOUT_NONE = re2.compile(r"'NoneType' object")
 _INSTALLED_CODE = re2.compile(r"[/\\](?:site|dist)-packages[/\\]|\btransformers_modules[/\\]")

@@ -301,6 +301,26 @@ def test_an_api_error_raised_in_installed_code_is_a_lead_for_a_moved_dependency(
     assert _drift_lead(report)
 
 
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        "[rank1]: ",
+        "(ActorModelRayActor pid=700388) ",
+        "(VLLMEngine pid=3599803) (Worker pid=3600530) ",
+        "(RayWorkerWrapper pid=5135, ip=10.0.0.4) ",
+        "ERROR 09-15 13:02:43 [multiproc_executor.py:870] ",
+    ],
+)
+def test_an_api_error_behind_a_launchers_line_prefix_is_a_drift_lead(catalog_index, prefix):
+    """torchrun, Ray and vLLM put their own prefix before every line a worker prints."""
+    log = "".join(prefix + line + "\n" for line in REMOTE_CODE_KEY_ERROR.splitlines())
+
+    report = analyze(log, catalog_index)
+
+    assert report.suggestions[0].slug == "python-api-drift"
+    assert _drift_lead(report)
+
+
 def test_the_same_error_in_the_jobs_own_script_is_no_drift_lead(catalog_index):
     log = REMOTE_CODE_KEY_ERROR.replace(
         "/home/u/.cache/huggingface/modules/transformers_modules/Chat-8B", "/home/u/proj"
