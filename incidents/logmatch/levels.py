@@ -107,6 +107,7 @@ RULES: tuple[tuple[str, str, Level], ...] = (
     ("rustc / nvhpc error", r"^\s*error\[E\d{4}\]:|\bnv(?:c|c\+\+|fortran)-(?:Error|Fatal)-", E),
     ("failure phrase", r"\b(?:[Ff]ailed (?:to|with|because)|FAIL(?:ED|URE)?)\b"
         r"|\bundefined reference to\b|\b[1-9]\d* (?:/ \d+ )?(?:jobs? |tasks? )?failed\b"
+        r"|\b\w+\([^()]{0,120}\) failed\b"
         r"|\bNo such file or directory\b|\bNot a directory\b"
         r"|\bNo space left on device\b|\b[Cc]annot allocate memory\b|\b[Oo]ut of memory\b"
         r"|\bcommand not found\b|\bnon-zero exit status\b|\bexit (?:code|status):? [1-9]", E),

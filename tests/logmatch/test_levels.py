@@ -136,6 +136,9 @@ SINGLE_LINES = [
     ("panic: runtime error: index out of range", E),
     ("terminate called after throwing an instance of 'std::runtime_error'", E),
     ("OSError: [Errno 28] No space left on device", E),
+    # a call that failed, however its return code is written after it
+    ("Call aclrtSetDevice(device->id) failed : 507033 at file runtime/runtime.cc line 430", E),
+    ("cudaMemcpyAsync(dst, src, n, kind, stream) failed", E),
     # Chinese
     ("训练过程中发生错误：显存不足", E),
     ("任务失败，请检查配置", E),
