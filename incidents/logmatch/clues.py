@@ -69,13 +69,13 @@ CONFIG_LEAD_REASON = gettext_noop(
 # The name a subscript is applied to, past any subscripts before it (`cfg["model"]["dim"]`),
 # and the names of configurations: whole or after an underscore (`data_cfg`, `train_args`, not
 # `kwargs`); a config or cfg may end any name (`model_config`, `dataconfig`).
-# After an attribute read: more of its name, or a call (`args.ter_eval_all`, `cfg.get(`).
-_CONTINUES_NAME = re.compile(r"\w|\s*\(")
 _SUBSCRIPTED = re.compile(r"([A-Za-z_]\w*)(?:\s*\[[^\]]*\])*\s*$")
 _CONFIG_NAME = re.compile(
     r"(?i)(?:(?:^|_)(?:conf|configs|hparams|hps|hyperparams|params|opts|options|settings|args)"
     r"|config|cfg)$"
 )
+# After an attribute read: more of its name, or a call (`args.ter_eval_all`, `cfg.get(`).
+_CONTINUES_NAME = re.compile(r"\w|\s*\(")
 _MISSING_KEY = re2.compile(r"KeyError: (?:'([^']+)'|\"([^\"]+)\")\s*$")
 _MISSING_ATTRIBUTE = re2.compile(r"AttributeError: '[\w.]+' object has no attribute '(\w+)'\s*$")
 # What a launcher puts before each line of its workers' output: torchrun's `[rank3]:`, Ray's
@@ -325,9 +325,10 @@ def config_clues(
     if last is None:
         return {}
     if missing := _MISSING_KEY.search(tail.lines[last]):
-        lookups = _subscript_lookups(missing.group(1) or missing.group(2))
+        key = missing.group(1) or missing.group(2)
+        lookups: tuple[str, ...] = (f"['{key}']", f'["{key}"]')
     elif missing := _MISSING_ATTRIBUTE.search(tail.lines[last]):
-        lookups = _attribute_lookups(missing.group(1))
+        lookups = (f".{missing.group(1)}",)
     else:
         return {}
     path = _raising_frame(tail.lines, last)
@@ -349,14 +350,6 @@ def _last_exception(tail: Tail) -> int | None:
 # lookups of the key are looked at: a source line is short, and a pasted one may not be.
 _NAME_REACH = 200
 _LOOKUPS_READ = 8
-
-
-def _subscript_lookups(key: str) -> tuple[str, ...]:
-    return (f"['{key}']", f'["{key}"]')
-
-
-def _attribute_lookups(attribute: str) -> tuple[str, ...]:
-    return (f".{attribute}",)
 
 
 def _looks_up_in_config(code: str, lookups: Sequence[str]) -> bool:
