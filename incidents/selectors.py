@@ -19,8 +19,9 @@ from common.numbers import whole_number
 from common.translation import phrase_text
 from incidents import logmatch
 from incidents.catalog import tag_name_normalized
-from incidents.knowledge import knowledge_current
+from incidents.knowledge import knowledge_current, signature_pk
 from incidents.logmatch.patterns import compile_error, re2_options
+from incidents.logmatch.prefilter import compiled
 from incidents.models import (
     EDITABLE_FIELDS,
     Analysis,
@@ -29,6 +30,7 @@ from incidents.models import (
     IncidentCell,
     KnowledgeGap,
     Recurrence,
+    Signature,
     TagCell,
 )
 
@@ -126,6 +128,7 @@ MAX_EVIDENCE_BLOCKS = 5
 MAX_WARNING_GROUPS = 50
 # A line of the tail shown as context is clipped here (the whole tail keeps it whole).
 CONTEXT_CHARS = 500
+CONTEXT_LEAD = 120  # characters shown before what a signature matched in a clipped line
 
 
 @dataclass(frozen=True)
@@ -177,6 +180,7 @@ def analysis_page(*, analysis: Analysis, user) -> dict:
     rows = analysis.suggestions.select_related("incident")
     report = context["report"]
     why = {s["slug"]: s.get("why_phrase") for s in report.get("suggestions", [])}
+    focus = _matched_columns(lines, report)
     context["stage_reason"] = phrase_text(report.get("stage_phrase") or report.get("stage_reason"))
     context["suggestions"] = [
         SuggestionView(
@@ -186,7 +190,7 @@ def analysis_page(*, analysis: Analysis, user) -> dict:
             score=row.score,
             confident=row.confident,
             why=phrase_text(why.get(row.incident.slug) or row.why),
-            context=_evidence_context(lines, [e["line"] for e in row.evidence]),
+            context=_evidence_context(lines, [e["line"] for e in row.evidence], focus),
             verdict=verdicts.get(row.incident_id, ""),
         )
         for row in rows
@@ -216,9 +220,43 @@ def _candidates(analysis: Analysis, suggestions: list[SuggestionView]) -> dict:
     return {"suggestions": confident, "weaker": weaker, "diagnose_stage": stage}
 
 
-def _evidence_context(lines: list[str], numbers: list[int]) -> tuple[tuple[ContextLine, ...], ...]:
+def _matched_columns(lines: list[str], report: dict) -> dict[int, int]:
+    """Where a stored signature matched each evidence line too long to show whole (line
+    number → column): the page shows that part of the line. One query, and only for a tail
+    with such a line."""
+    wanted: dict[int, set[int]] = {}
+    for suggestion in report.get("suggestions", []):
+        for evidence in suggestion.get("evidence", []):
+            number, pk = evidence.get("line", 0), signature_pk(evidence.get("signature") or "")
+            if (
+                pk is not None
+                and 1 <= number <= len(lines)
+                and len(lines[number - 1]) > CONTEXT_CHARS
+            ):
+                wanted.setdefault(number, set()).add(pk)
+    if not wanted:
+        return {}
+    patterns = dict(
+        Signature.objects.filter(pk__in=set().union(*wanted.values())).values_list("pk", "pattern")
+    )
+    columns = {}
+    for number, pks in wanted.items():
+        starts = [
+            found.start()
+            for pk in pks
+            if pk in patterns and (found := compiled(patterns[pk]).search(lines[number - 1]))
+        ]
+        if starts:
+            columns[number] = min(starts)
+    return columns
+
+
+def _evidence_context(
+    lines: list[str], numbers: list[int], focus: dict[int, int]
+) -> tuple[tuple[ContextLine, ...], ...]:
     """The evidence lines with a few lines around each; windows that overlap or touch are
-    one block, so no line is shown twice."""
+    one block, so no line is shown twice. A line too long to show whole is shown around its
+    `focus` column where it has one, else from its start."""
     wanted = sorted({n for n in numbers if 1 <= n <= len(lines)})
     windows: list[list[int]] = []
     for number in wanted:
@@ -229,15 +267,24 @@ def _evidence_context(lines: list[str], numbers: list[int]) -> tuple[tuple[Conte
             windows.append([start, end])
     return tuple(
         tuple(
-            ContextLine(number=n, text=_clip(lines[n - 1]), evidence=n in wanted)
+            ContextLine(number=n, text=_clip(lines[n - 1], focus.get(n, 0)), evidence=n in wanted)
             for n in range(start, end + 1)
         )
         for start, end in windows[:MAX_EVIDENCE_BLOCKS]
     )
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= CONTEXT_CHARS else text[: CONTEXT_CHARS - 1] + "…"
+def _clip(text: str, focus: int = 0) -> str:
+    """At most CONTEXT_CHARS characters of `text`, from a little before `focus`, with "…"
+    where text was left out."""
+    if len(text) <= CONTEXT_CHARS:
+        return text
+    start = max(0, focus - CONTEXT_LEAD)
+    if start == 0:
+        return text[: CONTEXT_CHARS - 1] + "…"
+    if start + CONTEXT_CHARS - 1 >= len(text):
+        return "…" + text[-(CONTEXT_CHARS - 1) :]
+    return "…" + text[start : start + CONTEXT_CHARS - 2] + "…"
 
 
 def gap_list() -> dict:

@@ -9,6 +9,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from incidents.models import Analysis, Feedback, Incident, KnowledgeGap
+from incidents.selectors import CONTEXT_CHARS
 from incidents.services import analysis_run
 
 pytestmark = pytest.mark.django_db
@@ -201,6 +202,24 @@ def test_nearby_evidence_lines_share_one_block(alice_client, catalog):
     numbers = [line.number for block in top.context for line in block]
     assert len(numbers) == len(set(numbers))  # no line shown twice
     assert len(top.context) == 1  # evidence four lines apart: one block, not two
+
+
+def test_a_long_evidence_line_is_shown_around_what_the_signature_matched(alice_client, catalog):
+    """A service's JSON error body is one long line: the page shows the part that matched,
+    not only the line's first characters."""
+    padding = "; ".join(f"frame {n}: dispatch handler returned status 500" for n in range(40))
+    tail = f'ERROR worker | {{"detail": "{padding}; CUDA out of memory. Tried to allocate 2.00 GiB"}}\n'
+    analysis = _submit(alice_client, log=tail)
+    analysis_run(analysis_id=analysis.pk)
+
+    response = alice_client.get(analysis.get_absolute_url())
+
+    top = response.context["suggestions"][0]
+    assert top.incident.slug == "gpu-oom"
+    (shown,) = [line for block in top.context for line in block if line.evidence]
+    assert "CUDA out of memory" in shown.text
+    assert shown.text.startswith("…")
+    assert len(shown.text) <= CONTEXT_CHARS + 1
 
 
 def test_weak_candidates_fold_away_below_a_confident_match(alice_client, catalog):
