@@ -92,6 +92,7 @@ _API_ERRORS = frozenset({"AttributeError", "ImportError", "KeyError", "TypeError
 _ABOUT_NONE = re2.compile(r"'NoneType' object")
 _INSTALLED_CODE = re2.compile(r"[/\\](?:site|dist)-packages[/\\]|\btransformers_modules[/\\]")
 _CODE_CONTEXT_LINES = 4  # a frame's source line, its ^^^ markers, a blank line
+EXCEPTION_REACH = 1000  # lines from the end where the exception that ends a run is looked for
 # IPython/Jupyter/Colab tracebacks head a frame with the file and the function instead of
 # `File "…", line N` (`File ~/env/…/deprecation.py:165, in wrapped_func(…)`,
 # `[/usr/…/utils.py](https://localhost:8080/#) in generate(…)`, `~/…/modeling_x.py in chat(…)`)
@@ -341,8 +342,13 @@ def config_clues(
 
 
 def _last_exception(tail: Tail) -> int | None:
-    """The last error line that names a Python exception (`KeyError: …`), if any."""
-    errors = (i for i in range(len(tail.lines) - 1, -1, -1) if tail.levels[i] is Level.ERROR)
+    """The last error line that names a Python exception (`KeyError: …`), if any, among the
+    tail's last EXCEPTION_REACH lines: what ends a run is near its end, and a paste of
+    thousands of error lines with no exception is not read line by line twice."""
+    last = len(tail.lines) - 1
+    errors = (
+        i for i in range(last, max(-1, last - EXCEPTION_REACH), -1) if tail.levels[i] is Level.ERROR
+    )
     return next((i for i in errors if _EXCEPTION_LINE.search(tail.lines[i])), None)
 
 
