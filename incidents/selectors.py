@@ -274,7 +274,7 @@ def _evidence_context(
     )
 
 
-def _clip(text: str, focus: int = 0) -> str:
+def _clip(text: str, focus: int) -> str:
     """At most CONTEXT_CHARS characters of `text`, from a little before `focus`, with "…"
     where text was left out."""
     if len(text) <= CONTEXT_CHARS:

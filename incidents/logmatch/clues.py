@@ -57,10 +57,10 @@ DRIFT_LEAD_REASON = gettext_noop(
     "an API error at %(where)s (a name, attribute or argument the code expects is not there), "
     "as when a dependency moved"
 )
-# A KeyError raised in the job's own code, at a line that looks the missing key up in a
-# configuration (`data_cfg["start_and_end"]`, `hparams['n_mels']`), most often means the
-# config file is older or newer than the code that reads it: offered as a lead, as strong as
-# a drift, when nothing else confirms anything.
+# A KeyError or AttributeError raised in the job's own code, at a line that looks the missing
+# key up in a configuration (`data_cfg["start_and_end"]`, `hparams['n_mels']`,
+# `params.ter_eval`), most often means the config file is older or newer than the code that
+# reads it: offered as a lead, as strong as a drift, when nothing else confirms anything.
 CONFIG_LEAD_STRENGTH = 0.5
 CONFIG_LEAD_REASON = gettext_noop(
     "a key the code looks up in its configuration is missing at %(where)s, as when the "
@@ -292,9 +292,7 @@ def drift_clues(
     signature (`missing 1 required positional argument`) in a tail that shows no frame at all,
     or wherever it was raised when the callee is a private function (`_run_hydra()`)."""
     leads = [spec.slug for spec in incidents.values() if spec.drift_lead]
-    if not leads or tail.is_description or _confirmed(tail, clues):
-        return {}
-    last = _last_exception(tail)
+    last = _unexplained_exception(tail, clues, leads)
     if last is None:
         return {}
     exception = _EXCEPTION_LINE.search(tail.lines[last])
@@ -320,9 +318,7 @@ def config_clues(
     confirming evidence, the incidents that usually explain it (`config_lead`) are offered as
     a lead on that line."""
     leads = [spec.slug for spec in incidents.values() if spec.config_lead]
-    if not leads or tail.is_description or _confirmed(tail, clues):
-        return {}
-    last = _last_exception(tail)
+    last = _unexplained_exception(tail, clues, leads)
     if last is None:
         return {}
     if missing := _MISSING_KEY.search(tail.lines[last]):
@@ -339,6 +335,16 @@ def config_clues(
     if any(_looks_up_in_config(line, lookups) for line in source):
         return _leads(tail, last, leads, kind="config")
     return {}
+
+
+def _unexplained_exception(
+    tail: Tail, clues: Mapping[str, Sequence[Clue]], leads: Sequence[str]
+) -> int | None:
+    """The line of the tail's last exception, when there are leads to offer for it: the tail
+    is a log, not a description, and no incident has confirming evidence."""
+    if not leads or tail.is_description or _confirmed(tail, clues):
+        return None
+    return _last_exception(tail)
 
 
 def _last_exception(tail: Tail) -> int | None:

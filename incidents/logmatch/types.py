@@ -69,7 +69,9 @@ class IncidentSpec:
     drift_lead: bool = (
         False  # offered when an API error is raised inside library code, nothing else
     )
-    config_lead: bool = False  # offered when the job's own code misses a key in its config
+    config_lead: bool = (
+        False  # offered when the job's own code misses a key or attribute of its config
+    )
 
 
 @dataclass(frozen=True)
