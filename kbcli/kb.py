@@ -8,13 +8,16 @@
 The server and the API token come from --url/--token, KB_URL/KB_TOKEN, or the file
 ~/.config/kb (lines `KB_URL=…` and `KB_TOKEN=…`). When the server cannot be reached, or no
 token is set, a failure's tail waits in ~/.cache/kb/spool until `kb flush` (or the next `kb`
-command) sends it. Standard library only: the file runs alone on a cluster login node.
+command) sends it. When the output ends by naming the log of a parallel step's failed job
+(Kaldi's `run.pl: 4 / 32 failed, log is in exp/…/align.*.log`), that job's tail goes too:
+the cause is in there. Standard library only: the file runs alone on a cluster login node.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import glob
 import hashlib
 import json
 import os
@@ -243,6 +246,8 @@ def _analyze(args) -> int:
         raise KbError("no API token: pass --token or set KB_TOKEN (see your account page).")
     text = _read(args.path)
     log_path = args.log_path or ("" if args.path == "-" else args.path)
+    beside = [] if args.path == "-" else [os.path.dirname(os.path.abspath(args.path))]
+    text = with_failed_job_log(text, [os.getcwd(), *beside])
     created = _submit(url, token, {"log": text, "log_path": log_path})
     analysis = _wait(created["url"], token, args.timeout)
     if analysis["status"] not in ("done", "failed"):
@@ -451,7 +456,7 @@ def _run(args) -> int:
             log.close()
     if status != 0:
         body = failure_body(
-            tail.text(args.lines),
+            with_failed_job_log(tail.text(args.lines), [os.getcwd()]),
             source="kb-run",
             command=shlex.join(command),
             exit_status=status,
@@ -538,6 +543,40 @@ def _read_tail(path: Path, lines: int) -> str:
         log.seek(max(0, log.tell() - TAIL_BYTES))
         data = log.read()
     return b"\n".join(data.splitlines()[-lines:]).decode("utf-8", "replace")
+
+
+# Kaldi's run.pl, queue.pl, slurm.pl (and their kin) end a failed parallel step by naming the
+# log its failed jobs wrote, where the cause is; the recipe's own output only says they failed:
+#   run.pl: 4 / 32 failed, log is in exp/tri1_ali/log/align.*.log
+#   queue.pl: job failed with status 1, log is in exp/make_mfcc/train/make_mfcc.3.log
+JOB_LOG = re.compile(r"\b[\w.-]+\.pl: (?:job failed|\d+ / \d+ failed)\b.*\blog is in (\S+)\s*$")
+JOB_LOG_LINES = 60
+JOB_LOGS_EXAMINED = 1000
+
+
+def with_failed_job_log(text: str, directories: list[str], lines: int = JOB_LOG_LINES) -> str:
+    """`text` followed by the tail of the first failed job's log that its last lines name,
+    headed by that log's path as `tail` heads each of several files; `text` unchanged when
+    it names none, or none can be read from `directories` (where relative paths start)."""
+    named = [m.group(1) for line in text.splitlines()[-20:] if (m := JOB_LOG.search(line))]
+    if not named:
+        return text
+    for directory in directories:
+        paths = sorted(glob.glob(os.path.join(directory, named[-1])), key=_job_order)
+        for path in paths[:JOB_LOGS_EXAMINED]:
+            try:
+                job_tail = _read_tail(Path(path), lines)
+            except OSError:
+                continue
+            if log_failure(job_tail)[0]:
+                shown = os.path.relpath(path, directory) if not os.path.isabs(named[-1]) else path
+                return f"{text.rstrip()}\n==> {shown} <==\n{job_tail}"
+    return text
+
+
+def _job_order(path: str) -> list:
+    """align.2.log before align.10.log."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path)]
 
 
 def _kaldi_command(text: str) -> str:
