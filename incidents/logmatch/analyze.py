@@ -22,6 +22,7 @@ from .clues import (
     stage_clues,
     trend_clues,
 )
+from .jobs import failed_job_log
 from .levels import classify
 from .masking import mask_line
 from .ranking import rank
@@ -151,8 +152,16 @@ def analyze(
         invalid_bytes=read.invalid_bytes,
         cut_lines=read.cut_lines,
         redactions=redactions,
-        extra={"floods": [number for number, found in enumerate(groups) if found.flood]},
+        extra={
+            "floods": [number for number, found in enumerate(groups) if found.flood],
+            **_job_log(lines),
+        },
     )
+
+
+def _job_log(lines: Sequence[str]) -> dict[str, object]:
+    named = failed_job_log(lines)
+    return {"job_log": {"line": named.number, "path": named.text}} if named else {}
 
 
 def _last_errors(lines: Sequence[str], levels: Sequence[Level]) -> tuple[Line, ...]:

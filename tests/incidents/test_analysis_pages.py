@@ -144,6 +144,38 @@ def test_an_unexplained_tail_offers_to_draft_an_incident(alice_client, catalog):
     assert f'name="gap" value="{gap.pk}"' in form_page
 
 
+RUN_PL_TAIL = """\
+steps/align_si.sh --nj 12 --cmd run.pl data/train data/lang exp/tri2 exp/tri2_ali
+steps/align_si.sh: aligning data in data/train using model from exp/tri2, putting alignments in exp/tri2_ali
+run.pl: 3 / 12 failed, log is in exp/tri2_ali/log/align.*.log<b>
+"""
+
+
+def test_a_tail_that_names_its_failed_jobs_log_says_to_read_that_log(alice_client, catalog):
+    analysis = _submit(alice_client, log=RUN_PL_TAIL)
+    analysis_run(analysis_id=analysis.pk)
+    analysis.refresh_from_db()
+    assert not analysis.confident
+    page = alice_client.get(analysis.get_absolute_url()).content.decode()
+    assert "Line 3 says where the step's failed jobs wrote their cause" in page
+    assert "<code>exp/tri2_ali/log/align.*.log&lt;b&gt;</code>" in page  # escaped as pasted
+    assert "<code>kb run</code>" in page
+
+    alice_client.post(reverse("language-set"), {"language": "zh-hans", "next": "/"})
+    page = alice_client.get(analysis.get_absolute_url()).content.decode()
+    assert "第 3 行指出了这一步失败的任务把原因写在哪里" in page
+
+
+def test_a_tail_that_goes_on_to_the_failed_jobs_log_is_not_sent_back_to_it(alice_client, catalog):
+    job_log = (
+        "==> exp/tri2_ali/log/align.7.log <==\nERROR (gmm-align-compiled[5.5]:main()) frobnicated\n"
+    )
+    analysis = _submit(alice_client, log=RUN_PL_TAIL + job_log)
+    analysis_run(analysis_id=analysis.pk)
+    page = alice_client.get(analysis.get_absolute_url()).content.decode()
+    assert 'id="job-log"' not in page
+
+
 def test_filing_from_a_gap_links_the_gap_and_explains_it_on_rescore(alice_client, catalog):
     from incidents.services import analyses_rescore
 

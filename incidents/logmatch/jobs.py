@@ -1,0 +1,31 @@
+"""Where a parallel step's failed jobs wrote their cause.
+
+Kaldi's run.pl, queue.pl and slurm.pl (and their kin: ssh.pl, pbspro.pl …) end a step whose
+jobs failed by naming the jobs' log, and what went wrong is in there, not in the recipe's
+own output. A tail that ends so explains nothing by itself: the page says where to look.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from .types import Line
+
+_NAMES_JOB_LOG = re.compile(
+    r"\b[\w.-]+\.pl: (?:job failed|\d+ / \d+ failed)\b.*\blog is in (\S+)\s*$"
+)
+_FILE_HEADER = re.compile(r"^==> .+ <==\s*$")  # `tail` heads each of several files so
+LOOK_BACK = 20
+
+
+def failed_job_log(lines: Sequence[str]) -> Line | None:
+    """The log that the tail's last lines name as its failed jobs', as (line, path), when
+    that log's own lines do not follow it (as `kb run` sends them, under a `==> … <==`)."""
+    start = max(0, len(lines) - LOOK_BACK)
+    for number in range(len(lines) - 1, start - 1, -1):
+        if _FILE_HEADER.match(lines[number]):
+            return None
+        if found := _NAMES_JOB_LOG.search(lines[number]):
+            return Line(number + 1, found.group(1))
+    return None
