@@ -165,6 +165,43 @@ def _url_password(text: str, match: re2._Match) -> tuple[int, int] | None:
     return start + colon + 1, start + at
 
 
+def _url_token(text: str, match: re2._Match) -> tuple[int, int] | None:
+    """The user part of `scheme://token@host` when it is no name but a generated token (a
+    Sentry DSN's key, a token put where git expects a user): long, letters and digits."""
+    start, end = match.span(1)
+    authority = text[start:end]
+    at = authority.rfind("@")
+    user = authority[:at] if at > 0 else ""
+    if ":" in user or len(user) < 16 or not _TOKEN_CHARS.fullmatch(user):
+        return None
+    if not (any(c.isdigit() for c in user) and any(c.isalpha() for c in user)):
+        return None
+    return start, start + at
+
+
+_TOKEN_CHARS = _re(r"[A-Za-z0-9_\-.]+")
+
+
+def _generated_value(text: str, match: re2._Match) -> bool:
+    """A value that looks generated (a digit, mixed case, a symbol), not a word."""
+    value = match.group(1)
+    return _a_value(value) and bool(_GENERATED.search(value))
+
+
+def _letters_and_digits(text: str, match: re2._Match) -> bool:
+    value = match.group(1)
+    return (
+        _a_value(value)
+        and any(char.isdigit() for char in value)
+        and any(char.isalpha() for char in value)
+    )
+
+
+# A flag whose next word is a credential: --token, --api-key, --hf-token, --secret, --password.
+_SECRET_FLAG = (
+    r"(?:token|api[_\-]?key|secret|passwd|pwd|credentials?|access[_\-]?key|auth[_\-]?key)"
+)
+
 _SECRET_NAME = (
     r"(?:pass(?:word|wd|phrase)|pwd|secret|token|credentials?"
     r"|(?:api|access|private|secret|auth|account|shared_?access)[_\-]?key)"
@@ -192,6 +229,22 @@ _RULES: tuple[_Rule, ...] = (
     _token("google-api-key", r"AIza[0-9A-Za-z_\-]{35}", ("AIza",)),
     _token("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", ("eyJ",)),
     _token("pypi-token", r"pypi-[A-Za-z0-9_\-]{50,}", ("pypi-",)),
+    _token("sendgrid-key", r"SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}", ("SG.",)),
+    _Rule(
+        "telegram-token",
+        _re(r"(?:^|[^A-Za-z0-9])(?:bot)?([0-9]{8,10}:AA[A-Za-z0-9_\-]{32,33})"),
+        (":AA",),
+        _ends_a_word,
+    ),
+    _Rule(  # chat webhooks: the URL itself is the credential
+        "webhook",
+        _re(
+            r"(?i)(?:hooks\.slack\.com/(?:services|workflows|triggers)/|discord(?:app)?\.com/api/webhooks/[0-9]+/"
+            r"|open\.(?:feishu\.cn|larksuite\.com)/open-apis/bot/v2/hook/|qyapi\.weixin\.qq\.com/cgi-bin/webhook/send\?key=)"
+            r"([A-Za-z0-9_\-/]{8,})"
+        ),
+        ("(?i)hooks.slack.com", "(?i)discord", "(?i)/open-apis/bot/", "(?i)qyapi.weixin"),
+    ),
     _Rule(  # a whole PEM block on one line, as JSON holds it ("-----BEGIN…\nMII…\n-----END…")
         "private-key",
         _re(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(.*?)-----END [A-Z0-9 ]*PRIVATE KEY-----"),
@@ -218,6 +271,12 @@ _RULES: tuple[_Rule, ...] = (
         _re(r"://([^\s/\"'<>\[\]]+)"),
         ("://[^/]*@",),
         locate=_url_password,
+    ),
+    _Rule(
+        "url-token",
+        _re(r"://([^\s/\"'<>\[\]]+)"),
+        ("://[^/]*@",),
+        locate=_url_token,
     ),
     _Rule(
         "authorization",
@@ -256,11 +315,61 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "secret",
         _re(
-            rf"(?i){_SECRET_NAME}[\"']?\s*[:=]\s*[\"']?"
+            rf"(?i){_SECRET_NAME}[\"']?\s*[:=：]\s*[\"']?"
             r"([^\s\"',;&<>${}()\[\]*]{6,})"
         ),
-        (rf"(?i){_SECRET_NAME}\w*[\"']?\s*[:=]",),
+        (rf"(?i){_SECRET_NAME}\w*[\"']?\s*[:=：]",),
         _secret_field,
+    ),
+    _Rule(  # a flag and its value as separate words: --api-key 5f4d…, --token abC…
+        "secret",
+        _re(rf"(?i)(?:^|\s)--?(?:[a-z][a-z0-9_\-]*)?{_SECRET_FLAG}\s+[\"']?([^\s\"']{{8,}})"),
+        (rf"(?i){_SECRET_FLAG}\s",),
+        _letters_and_digits,
+    ),
+    _Rule(
+        "secret",
+        _re(
+            r"(?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]+_)*(?:SK|AK|sk|ak)[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{16,})"
+        ),
+        (r"(?i)[as]k[\"']?\s*[:=]",),
+        _generated_value,
+    ),
+    _Rule(  # Chinese field names: 密码：…, 密钥=…, 令牌为: …
+        "secret",
+        _re(
+            r"(?:密码|口令|密钥|秘钥|私钥|令牌|授权码)\s*(?:是|为)?\s*[:：=]\s*[\"'“]?([^\s\"'”，。；,;]{3,})"
+        ),
+        (r"(?:密码|口令|密钥|秘钥|私钥|令牌|授权码)",),
+        lambda text, match: _a_value(match.group(1)),
+    ),
+    _Rule(  # .netrc: machine host login user password secret
+        "secret",
+        _re(r"(?i)\blogin\s+\S+\s+password\s+(\S+)"),
+        ("(?i)password",),
+        lambda text, match: _a_value(match.group(1)),
+    ),
+    _Rule(
+        "secret",
+        _re(r"\bsshpass\b[^\n]*?\s-p\s*[\"']?([^\s\"']+)"),
+        ("sshpass",),
+        lambda text, match: _a_value(match.group(1)),
+    ),
+    _Rule(
+        "secret",
+        _re(r"\bwandb login\s+(?:--?\S+\s+)*([0-9a-f]{40,86})\b"),
+        ("wandb login",),
+    ),
+    _Rule(  # a Docker config.json's registry credentials, base64 of user:password
+        "secret",
+        _re(r"\"auth\"\s*:\s*\"([A-Za-z0-9+/=]{12,})\""),
+        ('"auth"',),
+    ),
+    _Rule(
+        "cookie",
+        _re(r"(?i)(?:^|[^a-z0-9\-])(?:set-)?cookie\s*:\s*([^\n]*=[^\n]*)"),
+        ("(?i)cookie",),
+        lambda text, match: len(match.group(1).strip()) >= 8,
     ),
 )
 

@@ -88,6 +88,64 @@ PLANTED = [
         '{{"type": "service_account", "private_key_id": "{}"}}',
         "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678",
     ),
+    # Forms a hostile tester found passing.
+    (
+        "webhook",
+        "SLACK_WEBHOOK=https://hooks.slack.com/services/{}",
+        "T0A1B2C3D/B4E5F6G7H/Xy9Zw8Vu7Ts6Rq5Po4Nm3Lk2",
+    ),
+    (
+        "webhook",
+        "POST https://discord.com/api/webhooks/1234567890/{} 404",
+        "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abc",
+    ),
+    (
+        "webhook",
+        "飞书告警失败 https://open.feishu.cn/open-apis/bot/v2/hook/{}",
+        "2f1a3b4c-5d6e-7f80-91a2-b3c4d5e6f708",
+    ),
+    (
+        "webhook",
+        "curl https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key={}",
+        "693a91f6-7e2c-4bc4-97a0-0ec2c1fa5aa1",
+    ),
+    (
+        "sendgrid-key",
+        "SENDGRID_API_KEY {}",
+        "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",
+    ),
+    (
+        "telegram-token",
+        "telegram.error.InvalidToken: bot{} rejected",
+        "110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
+    ),
+    (
+        "url-token",
+        "sentry: DSN https://{}@o123456.ingest.sentry.io/42 unreachable",
+        "abcdef0123456789abcdef0123456789",
+    ),
+    (
+        "secret",
+        "machine api.wandb.ai login user password {}",
+        "9f8e7d6c5b4a39281706f5e4d3c2b1a0ffeeddcc",
+    ),
+    ("secret", 'sshpass -p "{}" ssh gpu-node03 nvidia-smi', "N0tMyRealPa55"),
+    ("secret", "wandb login {}", "0123456789abcdef0123456789abcdef01234567"),
+    (
+        "secret",
+        '{{"auths": {{"registry.example.com": {{"auth": "{}"}}}}}}',
+        "ZGVwbG95OlRyMHViNGRvci1hbmQtMw==",
+    ),
+    (
+        "secret",
+        "python -m vllm.entrypoints.openai.api_server --api-key {} --port 8000",
+        "5f4dcc3b5aa765d61d8327deb882cf99",
+    ),
+    ("secret", "huggingface-cli login --token {}", "abCDef1234567890XYZabc"),
+    ("secret", "HUAWEICLOUD_SDK_SK={} python upload.py", "Zx8Yw7Vu6Ts5Rq4Po3Nm2Lk1Ji0HgFeDcBa9876"),
+    ("secret", "数据库密码：{}", "Zx9!kP2#qLm8"),
+    ("secret", "password：{}", "Zx9!kP2#qLm8"),
+    ("cookie", "> Cookie: {}", "sessionid=8f14e45fceea167a5a36dedd4bea2543; csrftoken=abc"),
 ]
 
 NOT_SECRETS = [
@@ -121,6 +179,13 @@ NOT_SECRETS = [
     '{"pad_token": "[PAD]", "eos_token": "</s>"}',
     "loaded shard ZmFrZS1zaGFyZC1uYW1lLWZvci10ZXN0cw in 2s",
     'ERROR: password authentication failed for user "kb"',
+    "---------------Inter-token Latency----------------",
+    "python generate.py --max-new-tokens 512 --tokenizer meta-llama/Llama-2-7b-hf",
+    "vllm serve Qwen/Qwen2-7B --api-key EMPTY --port 8000",
+    "--pad-token-id 0 --secret-name kb-secrets --token-budget 4096",
+    "disk=/dev/nvme0n1p1 task_mask=0xff00ff00ff00ff00ff peak=13.2GB",
+    "git clone https://git@github.com/org/repo.git",
+    "Set-Cookie handling disabled",
 ]
 
 
