@@ -549,7 +549,7 @@ def _read_tail(path: Path, lines: int) -> str:
 # log its failed jobs wrote, where the cause is; the recipe's own output only says they failed:
 #   run.pl: 4 / 32 failed, log is in exp/tri1_ali/log/align.*.log
 #   queue.pl: job failed with status 1, log is in exp/make_mfcc/train/make_mfcc.3.log
-JOB_LOG = re.compile(r"\b[\w.-]+\.pl: (?:job failed|\d+ / \d+ failed)\b.*\blog is in (\S+)\s*$")
+JOB_LOG = re.compile(r"\w\.pl: (?:job failed|\d+ / \d+ failed)\b.*\blog is in (\S+)\s*$")
 JOB_LOG_LINES = 60
 JOB_LOGS_EXAMINED = 1000
 
@@ -558,7 +558,11 @@ def with_failed_job_log(text: str, directories: list[str], lines: int = JOB_LOG_
     """`text` followed by the tail of the first failed job's log that its last lines name,
     headed by that log's path as `tail` heads each of several files; `text` unchanged when
     it names none, or none can be read from `directories` (where relative paths start)."""
-    named = [m.group(1) for line in text.splitlines()[-20:] if (m := JOB_LOG.search(line))]
+    named = [
+        m.group(1)
+        for line in text.splitlines()[-20:]
+        if "log is in" in line and (m := JOB_LOG.search(line))
+    ]
     if not named:
         return text
     for directory in directories:

@@ -7,15 +7,14 @@ own output. A tail that ends so explains nothing by itself: the page says where 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
+
+import re2
 
 from .types import Line
 
-_NAMES_JOB_LOG = re.compile(
-    r"\b[\w.-]+\.pl: (?:job failed|\d+ / \d+ failed)\b.*\blog is in (\S+)\s*$"
-)
-_FILE_HEADER = re.compile(r"^==> .+ <==\s*$")  # `tail` heads each of several files so
+_NAMES_JOB_LOG = re2.compile(r"\w\.pl: (?:job failed|\d+ / \d+ failed)\b.*\blog is in (\S+)\s*$")
+_FILE_HEADER = re2.compile(r"^==> .+ <==\s*$")  # `tail` heads each of several files so
 LOOK_BACK = 20
 
 
@@ -26,6 +25,6 @@ def failed_job_log(lines: Sequence[str]) -> Line | None:
     for number in range(len(lines) - 1, start - 1, -1):
         if _FILE_HEADER.match(lines[number]):
             return None
-        if found := _NAMES_JOB_LOG.search(lines[number]):
+        if "log is in" in lines[number] and (found := _NAMES_JOB_LOG.search(lines[number])):
             return Line(number + 1, found.group(1))
     return None
