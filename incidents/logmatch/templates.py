@@ -49,7 +49,6 @@ _SLOT_BUDGET = 150_000  # tokens looked at per round, in order of first appearan
 _MAX_SPAN = 3  # a CJK variable (a name, a place) may span up to three characters
 _MAX_ROUNDS = 4
 
-_SEVERITY = {Level.INFO: 0, Level.WARNING: 1, Level.ERROR: 2}
 _BY_SEVERITY = (Level.INFO, Level.WARNING, Level.ERROR)
 _DEFAULT_LIMITS = Limits()
 
@@ -113,11 +112,13 @@ def group(
     counts = Counter(line_groups)
     last = dict(zip(line_groups, range(1, n + 1), strict=True))  # later duplicates win
     first = dict(zip(reversed(line_groups), range(n, 0, -1), strict=True))  # so: the first
-    severity = dict.fromkeys(range(len(group_of_cluster)), 0)
-    for gi, level in set(zip(line_groups, levels, strict=True)):
-        rank = _SEVERITY[level]
-        if rank > severity[gi]:
-            severity[gi] = rank
+    # Compared by identity: hashing a Level is a Python call, and a paste has 80,000 lines.
+    severity = [0] * len(group_of_cluster)
+    for gi, level in zip(line_groups, levels, strict=True):
+        if level is Level.ERROR:
+            severity[gi] = 2
+        elif level is Level.WARNING and not severity[gi]:
+            severity[gi] = 1
 
     clusters = list(group_of_cluster)
     groups = []
