@@ -10,7 +10,7 @@ from .benign import LineCorpus, benign_corpus, benign_lines
 from .checks import check_counter, check_signature
 from .masking import mask_line
 from .reading import read_input
-from .redact import redact
+from .redact import redact, without_secrets
 from .report_json import Bounds, report_as_dict
 from .stages import infer_stage
 from .types import (
@@ -57,4 +57,5 @@ __all__ = [
     "read_input",
     "redact",
     "report_as_dict",
+    "without_secrets",
 ]

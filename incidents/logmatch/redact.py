@@ -87,8 +87,14 @@ _TOKENIZER_FIELD = _re(
     r"(?i)(?:^|[^a-z0-9])(?:pad|eos|bos|unk|sep|cls|mask|special|start|end)_token[\"']?\s*[:=]"
 )
 _NAME_CHARS = _re(r"[A-Za-z0-9_.\-]*$")
+# A word of a vocabulary, not a credential: "Skipping unknown token: 'schwelten.'"
+_VOCABULARY_TOKEN = _re(
+    r"(?i)\b(?:unknown|unexpected|invalid|special|added|new|oov|missing|bad) token\s*[:=]\s*[\"']?$"
+)
 _GENERATED = _re(r"[0-9]|[A-Z].*[a-z]|[a-z].*[A-Z]|[^\w.\-]")
 _NUMBER = _re(r"[0-9.]+")
+# What documentation writes where a secret goes: hf_xxx, sk-xxxxxxxx, YOUR_API_KEY, your-token.
+_PLACEHOLDER = _re(r"(?i)(?:[a-z]{1,8}[_\-])?(?:x{3,}|\.{3,}|your[_\-]?[a-z_\-]*)[.,;:]?")
 
 
 def _a_value(value: str) -> bool:
@@ -98,6 +104,7 @@ def _a_value(value: str) -> bool:
         "[REDACTED:" in value
         or value.lower().strip("'\"") in _NULL_WORDS
         or _NUMBER.fullmatch(value)
+        or _PLACEHOLDER.fullmatch(value.strip("'\""))
         or value.startswith(("<", "${", "$(", "{{", "%", "***"))
     )
 
@@ -121,6 +128,8 @@ def _secret_field(text: str, match: re2._Match) -> bool:
     never a word in a sentence ("provide a token: huggingface-cli login")."""
     value = match.group(1)
     if not _a_value(value) or _TOKENIZER_FIELD.search(_field_name(text, match)):
+        return False
+    if _VOCABULARY_TOKEN.search(text[max(0, match.start() - _NAME_LOOKBACK) : match.start(1)]):
         return False
     if "=" in match.group(0)[: match.start(1) - match.start()]:
         return True
@@ -202,6 +211,10 @@ _SECRET_FLAG = (
     r"(?:token|api[_\-]?key|secret|passwd|pwd|credentials?|access[_\-]?key|auth[_\-]?key)"
 )
 
+# A secret's value ends at white space, and at CJK text or punctuation: a Chinese log writes
+# `token=abc123，下载失败`, and the comma and what follows are no part of the token.
+_SPACE_OR_WIDE = r"\s\x{3000}-\x{303F}\x{FF00}-\x{FFEF}\x{4E00}-\x{9FFF}"
+
 _SECRET_NAME = (
     r"(?:pass(?:word|wd|phrase)|pwd|secret|token|credentials?"
     r"|(?:api|access|private|secret|auth|account|shared_?access)[_\-]?key)"
@@ -263,18 +276,20 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "azure-key",
-        _re(r"(?i)(?:AccountKey|SharedAccessKey|SharedAccessSignature)=([^;\s\"']{8,})"),
+        _re(
+            rf"(?i)(?:AccountKey|SharedAccessKey|SharedAccessSignature)=([^;{_SPACE_OR_WIDE}\"']{{8,}})"
+        ),
         ("(?i)accountkey=", "(?i)sharedaccess"),
     ),
     _Rule(
         "url-password",
-        _re(r"://([^\s/\"'<>\[\]]+)"),
+        _re(rf"://([^{_SPACE_OR_WIDE}/\"'<>\[\]]+)"),
         ("://[^/]*@",),
         locate=_url_password,
     ),
     _Rule(
         "url-token",
-        _re(r"://([^\s/\"'<>\[\]]+)"),
+        _re(rf"://([^{_SPACE_OR_WIDE}/\"'<>\[\]]+)"),
         ("://[^/]*@",),
         locate=_url_token,
     ),
@@ -282,7 +297,7 @@ _RULES: tuple[_Rule, ...] = (
         "authorization",
         _re(
             r"(?i)authorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|bot|digest)\s+)?"
-            r"([^\s\"',;\[]{6,})"
+            rf"([^{_SPACE_OR_WIDE}\"',;\[]{{6,}})"
         ),
         ("(?i)authorization",),
     ),
@@ -293,16 +308,21 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "secret",
-        _re(r"(?:^|\s)(?:-u|--user)(?:\s+|=)[\"']?[^\s:\"']+:([^\s\"']{3,})"),
+        _re(
+            rf"(?:^|\s)(?:-u|--user)(?:\s+|=)[\"']?[^{_SPACE_OR_WIDE}:\"']+:([^{_SPACE_OR_WIDE}\"']{{3,}})"
+        ),
         (r"-u\s", "--user"),
         lambda text, match: _a_value(match.group(1)),
     ),
     _Rule(
-        "secret", _re(r"(?:^|\s)-p([^\s\"']{3,})"), ("(?i)mysql", "(?i)mariadb"), _on_a_mysql_line
+        "secret",
+        _re(rf"(?:^|\s)-p([^{_SPACE_OR_WIDE}\"']{{3,}})"),
+        ("(?i)mysql", "(?i)mariadb"),
+        _on_a_mysql_line,
     ),
     _Rule(
         "secret",
-        _re(r"--password(?:=|\s+)[\"']?([^\s\"']{3,})"),
+        _re(rf"--password(?:=|\s+)[\"']?([^{_SPACE_OR_WIDE}\"']{{3,}})"),
         ("--password",),
         lambda text, match: _a_value(match.group(1)) and not match.group(1).startswith("-"),
     ),
@@ -316,14 +336,16 @@ _RULES: tuple[_Rule, ...] = (
         "secret",
         _re(
             rf"(?i){_SECRET_NAME}[\"']?\s*[:=：]\s*[\"']?"
-            r"([^\s\"',;&<>${}()\[\]*]{6,})"
+            rf"([^{_SPACE_OR_WIDE}\"',;&<>${{}}()\[\]*]{{6,}})"
         ),
         (rf"(?i){_SECRET_NAME}\w*[\"']?\s*[:=：]",),
         _secret_field,
     ),
     _Rule(  # a flag and its value as separate words: --api-key 5f4d…, --token abC…
         "secret",
-        _re(rf"(?i)(?:^|\s)--?(?:[a-z][a-z0-9_\-]*)?{_SECRET_FLAG}\s+[\"']?([^\s\"']{{8,}})"),
+        _re(
+            rf"(?i)(?:^|\s)--?(?:[a-z][a-z0-9_\-]*)?{_SECRET_FLAG}\s+[\"']?([^{_SPACE_OR_WIDE}\"']{{8,}})"
+        ),
         (rf"(?i){_SECRET_FLAG}\s",),
         _letters_and_digits,
     ),
@@ -338,7 +360,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(  # Chinese field names: 密码：…, 密钥=…, 令牌为: …
         "secret",
         _re(
-            r"(?:密码|口令|密钥|秘钥|私钥|令牌|授权码)\s*(?:是|为)?\s*[:：=]\s*[\"'“]?([^\s\"'”，。；,;]{3,})"
+            rf"(?:密码|口令|密钥|秘钥|私钥|令牌|授权码)\s*(?:是|为)?\s*[:：=]\s*[\"'“]?([^{_SPACE_OR_WIDE}\"'”，。；,;]{{3,}})"
         ),
         (r"(?:密码|口令|密钥|秘钥|私钥|令牌|授权码)",),
         lambda text, match: _a_value(match.group(1)),
@@ -351,7 +373,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "secret",
-        _re(r"\bsshpass\b[^\n]*?\s-p\s*[\"']?([^\s\"']+)"),
+        _re(rf"\bsshpass\b[^\n]*?\s-p\s*[\"']?([^{_SPACE_OR_WIDE}\"']+)"),
         ("sshpass",),
         lambda text, match: _a_value(match.group(1)),
     ),
@@ -432,6 +454,12 @@ def redact(text: str, *, addresses: bool = False) -> tuple[str, int]:
             text, count = _redact(rule, text)
             total += count
     return text, total
+
+
+def without_secrets(text: str) -> str:
+    """`text` with every secret in it replaced, as in a pasted log: what a person types into
+    the book (an incident, a note, a signature's examples) is shown to all who read it."""
+    return redact(text)[0] if text else text
 
 
 def _redact(rule: _Rule, text: str) -> tuple[str, int]:

@@ -186,7 +186,29 @@ NOT_SECRETS = [
     "disk=/dev/nvme0n1p1 task_mask=0xff00ff00ff00ff00ff peak=13.2GB",
     "git clone https://git@github.com/org/repo.git",
     "Set-Cookie handling disabled",
+    "or HF_TOKEN=hf_xxx in the job's environment",
+    "Pipeline.from_pretrained('pyannote/x', use_auth_token=YOUR_AUTH_TOKEN)",
+    "export OPENAI_API_KEY=sk-xxxxxxxx; api_key: your-api-key",
+    "I0517 16:54:02.218433  1615 Dictionary.cpp:55] Skipping unknown token: 'schwelten.'",
 ]
+
+
+@pytest.mark.parametrize(
+    ("line", "kept"),
+    [
+        ("token=abc123def456，下载失败，请检查网络", "，下载失败，请检查网络"),
+        (
+            "HF_TOKEN=hf_a1B2c3D4e5F6（容器里用 docker run -e 传入）",
+            "（容器里用 docker run -e 传入）",
+        ),
+        ("数据库密码：Zx9kP2qLm8。连接失败", "。连接失败"),
+        ("curl -u bob:s3cretpw，返回 401", "，返回 401"),
+    ],
+)
+def test_a_secret_ends_where_chinese_text_goes_on(line, kept):
+    redacted, count = redact(line)
+    assert count == 1
+    assert redacted.endswith("]" + kept)
 
 
 @pytest.mark.parametrize(("kind", "template", "secret"), PLANTED, ids=[p[0] for p in PLANTED])
