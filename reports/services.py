@@ -23,6 +23,7 @@ from django.utils.translation import gettext as _
 
 from accounts.roles import LEAD
 from common.weeks import YEARS, week_current, week_label_of_date, week_last_completed
+from incidents.logmatch import without_secrets
 from reports import selectors
 from reports.models import WeeklyReport
 from reports.permissions import can_review_reports
@@ -157,7 +158,7 @@ def report_week_review(*, report: WeeklyReport, user, notes: str) -> WeeklyRepor
     report.reviewed_by, report.reviewed_at, report.review_notes = (
         user,
         timezone.now(),
-        notes.strip(),
+        without_secrets(notes.strip()),
     )
     report.full_clean(exclude=["data"])
     report.save(update_fields=["reviewed_by", "reviewed_at", "review_notes"])

@@ -14,6 +14,7 @@ from django.utils.translation import gettext_noop
 
 from common.history import history_note
 from common.weeks import week_label_of_moment
+from incidents.logmatch import without_secrets
 from runbooks.models import STEP_KEYS, TEXT_FIELDS, ChecklistRun, Runbook
 
 CLASSIFICATION_FIELDS = ("kind", "stage", "discipline", "calculator")
@@ -23,9 +24,9 @@ def steps_normalize(steps: Iterable[Mapping[str, str]]) -> list[dict[str, str]]:
     """Steps as stored: the three keys in order, surrounding blank lines of a command dropped."""
     return [
         {
-            "text": step.get("text", "").strip(),
-            "command": step.get("command", "").strip("\n").rstrip(),
-            "expected": step.get("expected", "").strip(),
+            "text": without_secrets(step.get("text", "").strip()),
+            "command": without_secrets(step.get("command", "").strip("\n").rstrip()),
+            "expected": without_secrets(step.get("expected", "").strip()),
         }
         for step in steps
     ]
@@ -66,6 +67,9 @@ def runbook_update(
         ),
     }
     after = {name: data[name] for name in TEXT_FIELDS if name in data}
+    for name in ("title", "summary"):
+        if name in after:
+            after[name] = without_secrets(after[name])
     if "steps" in after:
         after["steps"] = steps_normalize(after["steps"])
     text_changed = any(after[name] != before[name] for name in after)
@@ -134,9 +138,11 @@ def checklist_run_update(
             )
         run.ticked = sorted(set(ticked))
         run.step_notes = {
-            str(index): text.strip() for index, text in step_notes.items() if text.strip()
+            str(index): without_secrets(text.strip())
+            for index, text in step_notes.items()
+            if text.strip()
         }
-        run.note = note.strip()
+        run.note = without_secrets(note.strip())
         if finish:
             run.finished_at = now or timezone.now()
         run.full_clean()
