@@ -114,6 +114,7 @@ _CALL_SIGNATURE = re2.compile(
 # required positional argument`): code calling another library's private API, which changes
 # between releases without notice (not a dunder such as `__init__()`, mostly the caller's own).
 _PRIVATE_CALLEE = re2.compile(r"TypeError: (?:[\w.]+\.)?_[A-Za-z]\w*\(\)")
+_CALLEE = re2.compile(r"TypeError: (?:[\w.]+\.)?(\w+)\(\)")
 _DECORATION = "*`'\" \t>"
 # The shell's prompt, pasted after the output: `$`, `user@host:~/run$`, `(venv) … #`.
 _PROMPT = re.compile(r"^\s*(\(\S+\)\s*)?(\S+@\S+:\S*\s*)?[$#%>]\s*$")
@@ -290,7 +291,8 @@ def drift_clues(
     incident has confirming evidence, the incidents that usually explain it (`drift_lead`)
     are offered as a lead on that line. So is a call that does not fit its callee's
     signature (`missing 1 required positional argument`) in a tail that shows no frame at all,
-    or wherever it was raised when the callee is a private function (`_run_hydra()`)."""
+    or wherever it was raised when the callee is a private function (`_run_hydra()`) or a
+    method of an object the failing line holds (`self.model.generate(*args)`)."""
     leads = [spec.slug for spec in incidents.values() if spec.drift_lead]
     last = _unexplained_exception(tail, clues, leads)
     if last is None:
@@ -304,6 +306,7 @@ def drift_clues(
     if _CALL_SIGNATURE.search(tail.lines[last]) and (
         _PRIVATE_CALLEE.search(tail.lines[last])
         or (path is None and not any(_frame(line) for line in tail.lines))
+        or _calls_a_method_of_another_object(tail.lines, last)
     ):
         return _leads(tail, last, leads, kind="drift")
     return {}
@@ -388,6 +391,18 @@ def _frame(line: str) -> str | None:
         return found
     ipython = _IPYTHON_FRAME.search(line)
     return ipython.group(1) if ipython else None
+
+
+def _calls_a_method_of_another_object(lines: Sequence[str], exception: int) -> bool:
+    """Whether the source line the call failed on calls the callee the error names as a
+    method of an object it holds (`self.model.generate(*args)`, `pipe.run(x=1)`): one
+    component calling another's API, which moves between their releases. A call of a bare
+    function (`build(cfg)`) is mostly the job's own code calling itself."""
+    callee = _CALLEE.search(lines[exception])
+    if callee is None:
+        return False
+    call = f".{callee.group(1)}("
+    return any(call in line for line in lines[max(0, exception - _CODE_CONTEXT_LINES) : exception])
 
 
 def _raising_frame(lines: Sequence[str], exception: int) -> str | None:

@@ -450,6 +450,34 @@ TypeError: build() missing 1 required positional argument: 'vocab'
     assert not _drift_lead(report)
 
 
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        (
+            "output = self.model.generate(*args, **kwargs)",
+            "TypeError: generate() missing 1 required positional argument: 'input'",
+        ),
+        (
+            "text = self.recognizer.decode(feats, lang)",
+            "TypeError: Recognizer.decode() takes 2 positional arguments but 3 were given",
+        ),
+    ],
+)
+def test_a_call_into_a_method_of_another_component_that_does_not_fit_is_a_drift_lead(
+    catalog_index, call, error
+):
+    log = f"""\
+Traceback (most recent call last):
+  File "/home/u/FunASR-main/modelscope/models/audio/funasr/model.py", line 61, in forward
+    {call}
+{error}
+"""
+    report = analyze(log, catalog_index)
+
+    assert report.suggestions[0].slug == "python-api-drift"
+    assert not report.suggestions[0].confident
+
+
 def test_numpy2_removing_a_name_is_api_drift_unless_a_module_compiled_for_numpy1_shows(
     catalog_index,
 ):
