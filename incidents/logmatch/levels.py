@@ -79,6 +79,9 @@ RULES: tuple[tuple[str, str, Level], ...] = (
     ("exception", r"(?:^|[\s:\]|>)])" + _EXCEPTION_CLASS + r"(?::(?:\s|$)|$)", E),
     ("error:", r"(?:^|[\s:\]])(?:fatal )?(?:error|Error):(?:\s|$)", E),
     ("Error", r"(?:^|[:\]]\s+)Error\b", E),
+    # llama.cpp and other C tools: "error loading model: …", "error while parsing config: …".
+    ("error doing", r"^\s*error (?:loading|reading|opening|parsing|writing|creating|initiali[sz]ing"
+     r"|running|processing|while|during)\b[^:]{0,80}:\s", E),
     ("fatal", r"(?:^|\s)(?:[Ff]atal(?: error)?:|panic:)", E),
     ("signal", r"\bSegmentation fault\b|\bcore dumped\b|\bBus error\b|\bIllegal instruction\b"
         r"|\bFloating point exception\b", E),

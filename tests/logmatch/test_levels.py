@@ -139,6 +139,9 @@ SINGLE_LINES = [
     # a call that failed, however its return code is written after it
     ("Call aclrtSetDevice(device->id) failed : 507033 at file runtime/runtime.cc line 430", E),
     ("cudaMemcpyAsync(dst, src, n, kind, stream) failed", E),
+    ("error loading model: unknown (magic, version) combination: 46554747, 00000002", E),
+    ("error while parsing the config: unexpected token at line 3", E),
+    ("error loading checkpoints is retried three times by default", I),
     # Chinese
     ("训练过程中发生错误：显存不足", E),
     ("任务失败，请检查配置", E),
