@@ -17,7 +17,6 @@ from common.history import history_note
 from common.translation import phrase_text
 from incidents import logmatch
 from incidents.catalog import tag_list_text
-from incidents.logmatch import without_secrets
 from incidents.models import TEXT_FIELDS, Incident, KnowledgeGap, Recurrence, Signature, Tag
 from incidents.models.incident import tag_names_clean
 from incidents.search_words import search_words
@@ -83,10 +82,10 @@ def incidents_retagged(*, incident_ids: Iterable[int]) -> None:
 
 def _incident_without_secrets(incident: Incident) -> None:
     for name in TEXT_FIELDS:
-        setattr(incident, name, without_secrets(getattr(incident, name)))
+        setattr(incident, name, logmatch.without_secrets(getattr(incident, name)))
     incident.translations = {
         language: {
-            name: without_secrets(value) if isinstance(value, str) else value
+            name: logmatch.without_secrets(value) if isinstance(value, str) else value
             for name, value in texts.items()
         }
         if isinstance(texts, dict)
@@ -213,7 +212,7 @@ def incident_record_recurrence(
             incident=incident,
             reported_by=reported_by,
             occurred_on=occurred_on or timezone.localdate(),
-            note=without_secrets(note),
+            note=logmatch.without_secrets(note),
             analysis=analysis,
         )
         recurrence.full_clean()
@@ -274,8 +273,8 @@ def _signature_save(signature: Signature, actor, *, was_of: str = "") -> Signatu
     The catalog key is not checked here: only the seed writes one, from a catalog whose
     loader refuses a repeated key, and the database's constraint stands behind it (checking
     a conditional constraint costs a query built from every field, on every save)."""
-    signature.note = without_secrets(signature.note)
-    signature.examples = without_secrets(signature.examples)
+    signature.note = logmatch.without_secrets(signature.note)
+    signature.examples = logmatch.without_secrets(signature.examples)
     signature.full_clean(exclude=["catalog_key"])
     problems = signature_problems(
         pattern=signature.pattern, examples=signature.examples, unless=signature.unless
