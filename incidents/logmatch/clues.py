@@ -110,10 +110,7 @@ _CALL_SIGNATURE = re2.compile(
     r"|takes (?:from )?\d+ (?:to \d+ )?positional arguments? but \d+ (?:was|were) given"
     r"|got multiple values for (?:keyword )?argument)"
 )
-# A call that does not fit the signature of a private function (`_run_hydra() missing 1
-# required positional argument`): code calling another library's private API, which changes
-# between releases without notice (not a dunder such as `__init__()`, mostly the caller's own).
-_PRIVATE_CALLEE = re2.compile(r"TypeError: (?:[\w.]+\.)?_[A-Za-z]\w*\(\)")
+# The function a call did not fit: `TypeError: Pipeline.run() got …` names `run`.
 _CALLEE = re2.compile(r"TypeError: (?:[\w.]+\.)?(\w+)\(\)")
 _DECORATION = "*`'\" \t>"
 # The shell's prompt, pasted after the output: `$`, `user@host:~/run$`, `(venv) … #`.
@@ -303,13 +300,21 @@ def drift_clues(
     path = _raising_frame(tail.lines, last)
     if path is not None and _INSTALLED_CODE.search(path):
         return _leads(tail, last, leads, kind="drift")
+    callee = _CALLEE.search(tail.lines[last])
     if _CALL_SIGNATURE.search(tail.lines[last]) and (
-        _PRIVATE_CALLEE.search(tail.lines[last])
+        (callee is not None and _private(callee.group(1)))
         or (path is None and not any(_frame(line) for line in tail.lines))
-        or _calls_a_method_of_another_object(tail.lines, last)
+        or (callee is not None and _calls_a_method(tail.lines, last, callee.group(1)))
     ):
         return _leads(tail, last, leads, kind="drift")
     return {}
+
+
+def _private(name: str) -> bool:
+    """A private function (`_run_hydra`): code calling another library's private API, which
+    changes between releases without notice. Not a dunder such as `__init__`, mostly the
+    caller's own."""
+    return name.startswith("_") and not name.startswith("__")
 
 
 def config_clues(
@@ -393,15 +398,12 @@ def _frame(line: str) -> str | None:
     return ipython.group(1) if ipython else None
 
 
-def _calls_a_method_of_another_object(lines: Sequence[str], exception: int) -> bool:
-    """Whether the source line the call failed on calls the callee the error names as a
-    method of an object it holds (`self.model.generate(*args)`, `pipe.run(x=1)`): one
-    component calling another's API, which moves between their releases. A call of a bare
-    function (`build(cfg)`) is mostly the job's own code calling itself."""
-    callee = _CALLEE.search(lines[exception])
-    if callee is None:
-        return False
-    call = f".{callee.group(1)}("
+def _calls_a_method(lines: Sequence[str], exception: int, callee: str) -> bool:
+    """Whether the source line the call failed on calls `callee` as a method of an object it
+    holds (`self.model.generate(*args)`, `pipe.run(x=1)`): one component calling another's
+    API, which moves between their releases. A call of a bare function (`build(cfg)`) is
+    mostly the job's own code calling itself."""
+    call = f".{callee}("
     return any(call in line for line in lines[max(0, exception - _CODE_CONTEXT_LINES) : exception])
 
 
