@@ -93,6 +93,7 @@ _VOCABULARY_TOKEN = _re(
 )
 _GENERATED = _re(r"[0-9]|[A-Z].*[a-z]|[a-z].*[A-Z]|[^\w.\-]")
 _NUMBER = _re(r"[0-9.]+")
+_TOKEN_CHARS = _re(r"[A-Za-z0-9_\-.]+")
 # What documentation writes where a secret goes: hf_xxx, sk-xxxxxxxx, YOUR_API_KEY, your-token.
 _PLACEHOLDER = _re(r"(?i)(?:[a-z]{1,8}[_\-])?(?:x{3,}|\.{3,}|your[_\-]?[a-z_\-]*)[.,;:]?")
 
@@ -162,48 +163,55 @@ def _high_entropy(text: str, match: re2._Match) -> bool:
     )
 
 
-def _url_password(text: str, match: re2._Match) -> tuple[int, int] | None:
-    """The password of `scheme://user:password@host`, which may itself hold "@" or "#" (the
-    host is after the last "@" of the authority)."""
+def _user_info(text: str, match: re2._Match) -> tuple[int, str] | None:
+    """Where the user info of `scheme://user[:password]@host` starts, and the text of it (the
+    host is after the last "@" of the authority: a password may itself hold "@" or "#")."""
     start, end = match.span(1)
-    authority = text[start:end]
-    at = authority.rfind("@")
-    colon = authority.find(":", 0, at) if at > 0 else -1
-    if colon == -1 or colon + 1 >= at:
+    at = text.rfind("@", start, end)
+    return (start, text[start:at]) if at > start else None
+
+
+def _url_password(text: str, match: re2._Match) -> tuple[int, int] | None:
+    """The password of `scheme://user:password@host`."""
+    found = _user_info(text, match)
+    if found is None:
         return None
-    return start + colon + 1, start + at
+    start, info = found
+    colon = info.find(":")
+    if colon == -1 or colon + 1 >= len(info):
+        return None
+    return start + colon + 1, start + len(info)
 
 
 def _url_token(text: str, match: re2._Match) -> tuple[int, int] | None:
-    """The user part of `scheme://token@host` when it is no name but a generated token (a
-    Sentry DSN's key, a token put where git expects a user): long, letters and digits."""
-    start, end = match.span(1)
-    authority = text[start:end]
-    at = authority.rfind("@")
-    user = authority[:at] if at > 0 else ""
-    if ":" in user or len(user) < 16 or not _TOKEN_CHARS.fullmatch(user):
+    """The user of `scheme://token@host` when it is no name but a generated token (a Sentry
+    DSN's key, a token put where git expects a user): long, letters and digits."""
+    found = _user_info(text, match)
+    if found is None:
         return None
-    if not (any(c.isdigit() for c in user) and any(c.isalpha() for c in user)):
+    start, user = found
+    if len(user) < 16 or not _TOKEN_CHARS.fullmatch(user) or not _letters_and_digits(user):
         return None
-    return start, start + at
+    return start, start + len(user)
 
 
-_TOKEN_CHARS = _re(r"[A-Za-z0-9_\-.]+")
+def _letters_and_digits(value: str) -> bool:
+    return any(char.isdigit() for char in value) and any(char.isalpha() for char in value)
+
+
+def _found_value(text: str, match: re2._Match) -> bool:
+    """The value found can be a secret (see `_a_value`)."""
+    return _a_value(match.group(1))
 
 
 def _generated_value(text: str, match: re2._Match) -> bool:
     """A value that looks generated (a digit, mixed case, a symbol), not a word."""
-    value = match.group(1)
-    return _a_value(value) and bool(_GENERATED.search(value))
+    return _found_value(text, match) and bool(_GENERATED.search(match.group(1)))
 
 
-def _letters_and_digits(text: str, match: re2._Match) -> bool:
-    value = match.group(1)
-    return (
-        _a_value(value)
-        and any(char.isdigit() for char in value)
-        and any(char.isalpha() for char in value)
-    )
+def _token_like_value(text: str, match: re2._Match) -> bool:
+    """A value of letters and digits both, as a token is (`--token abC123…`), not a word."""
+    return _found_value(text, match) and _letters_and_digits(match.group(1))
 
 
 # A flag whose next word is a credential: --token, --api-key, --hf-token, --secret, --password.
@@ -312,7 +320,7 @@ _RULES: tuple[_Rule, ...] = (
             rf"(?:^|\s)(?:-u|--user)(?:\s+|=)[\"']?[^{_SPACE_OR_WIDE}:\"']+:([^{_SPACE_OR_WIDE}\"']{{3,}})"
         ),
         (r"-u\s", "--user"),
-        lambda text, match: _a_value(match.group(1)),
+        _found_value,
     ),
     _Rule(
         "secret",
@@ -347,7 +355,7 @@ _RULES: tuple[_Rule, ...] = (
             rf"(?i)(?:^|\s)--?(?:[a-z][a-z0-9_\-]*)?{_SECRET_FLAG}\s+[\"']?([^{_SPACE_OR_WIDE}\"']{{8,}})"
         ),
         (rf"(?i){_SECRET_FLAG}\s",),
-        _letters_and_digits,
+        _token_like_value,
     ),
     _Rule(
         "secret",
@@ -363,19 +371,19 @@ _RULES: tuple[_Rule, ...] = (
             rf"(?:密码|口令|密钥|秘钥|私钥|令牌|授权码)\s*(?:是|为)?\s*[:：=]\s*[\"'“]?([^{_SPACE_OR_WIDE}\"'”，。；,;]{{3,}})"
         ),
         (r"(?:密码|口令|密钥|秘钥|私钥|令牌|授权码)",),
-        lambda text, match: _a_value(match.group(1)),
+        _found_value,
     ),
     _Rule(  # .netrc: machine host login user password secret
         "secret",
         _re(r"(?i)\blogin\s+\S+\s+password\s+(\S+)"),
         ("(?i)password",),
-        lambda text, match: _a_value(match.group(1)),
+        _found_value,
     ),
     _Rule(
         "secret",
         _re(rf"\bsshpass\b[^\n]*?\s-p\s*[\"']?([^{_SPACE_OR_WIDE}\"']+)"),
         ("sshpass",),
-        lambda text, match: _a_value(match.group(1)),
+        _found_value,
     ),
     _Rule(
         "secret",
