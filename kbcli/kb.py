@@ -550,6 +550,7 @@ def _read_tail(path: Path, lines: int) -> str:
 #   run.pl: 4 / 32 failed, log is in exp/tri1_ali/log/align.*.log
 #   queue.pl: job failed with status 1, log is in exp/make_mfcc/train/make_mfcc.3.log
 JOB_LOG = re.compile(r"\w\.pl: (?:job failed|\d+ / \d+ failed)\b.*\blog is in (\S+)\s*$")
+JOB_LOG_LOOK_BACK = 20  # lines at the end of the output where run.pl's last words are
 JOB_LOG_LINES = 60
 JOB_LOGS_EXAMINED = 1000
 
@@ -560,13 +561,15 @@ def with_failed_job_log(text: str, directories: list[str], lines: int = JOB_LOG_
     it names none, or none can be read from `directories` (where relative paths start)."""
     named = [
         m.group(1)
-        for line in text.splitlines()[-20:]
+        for line in text.splitlines()[-JOB_LOG_LOOK_BACK:]
         if "log is in" in line and (m := JOB_LOG.search(line))
     ]
     if not named:
         return text
     for directory in directories:
-        paths = sorted(glob.glob(os.path.join(directory, named[-1])), key=_job_order)
+        # run.pl writes `*` for the job number; any other glob character is the path's own.
+        pattern = glob.escape(os.path.join(directory, named[-1])).replace("[*]", "*")
+        paths = sorted(glob.glob(pattern), key=_job_order)
         for path in paths[:JOB_LOGS_EXAMINED]:
             try:
                 job_tail = _read_tail(Path(path), lines)

@@ -70,6 +70,17 @@ def test_jobs_are_taken_in_their_order_and_an_absolute_path_is_read_as_named(tmp
     assert "10.mdl" not in sent
 
 
+def test_a_path_with_glob_characters_of_its_own_is_read_as_named(tmp_path):
+    log = tmp_path / "exp[v2]" / "log"
+    log.mkdir(parents=True)
+    (log / "align.3.log").write_text(ALIGN_FAILED)
+    output = STEP_OUTPUT.format(line="run.pl: 1 / 4 failed, log is in exp[v2]/log/align.*.log")
+
+    sent = with_failed_job_log(output, [str(tmp_path)])
+
+    assert sent.endswith("==> exp[v2]/log/align.3.log <==\n" + ALIGN_FAILED.rstrip())
+
+
 @pytest.mark.parametrize(
     ("logs", "line"),
     [
