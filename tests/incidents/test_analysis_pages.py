@@ -32,6 +32,14 @@ def _submit(client, **data) -> Analysis:
     return analysis
 
 
+def _analysed(client, **data) -> Analysis:
+    """Submit a tail and let the worker's service analyse it, as a worker would."""
+    analysis = _submit(client, **data)
+    analysis_run(analysis_id=analysis.pk)
+    analysis.refresh_from_db()
+    return analysis
+
+
 def test_it_shows_progress_until_the_worker_is_done(alice_client, catalog):
     analysis = _submit(alice_client, log=OOM_TAIL)
     page = alice_client.get(analysis.get_absolute_url()).content.decode()
@@ -46,8 +54,7 @@ def test_it_shows_progress_until_the_worker_is_done(alice_client, catalog):
 
 
 def test_it_ranks_gpu_oom_first_with_the_evidence_highlighted(alice_client, catalog):
-    analysis = _submit(alice_client, log=OOM_TAIL, log_path="exp/llm/log/train.1.log")
-    analysis_run(analysis_id=analysis.pk)
+    analysis = _analysed(alice_client, log=OOM_TAIL, log_path="exp/llm/log/train.1.log")
     response = alice_client.get(analysis.get_absolute_url())
     suggestions = response.context["suggestions"]
     assert suggestions[0].incident.slug == "gpu-oom"
@@ -60,8 +67,7 @@ def test_it_ranks_gpu_oom_first_with_the_evidence_highlighted(alice_client, cata
 
 
 def test_this_fixed_it_records_a_recurrence(alice_client, alice, catalog):
-    analysis = _submit(alice_client, log=OOM_TAIL)
-    analysis_run(analysis_id=analysis.pk)
+    analysis = _analysed(alice_client, log=OOM_TAIL)
     url = reverse("incidents:analysis-feedback", args=[analysis.pk])
     alice_client.post(url, {"incident": "gpu-oom", "verdict": "fixed"})
     incident = Incident.objects.get(slug="gpu-oom")
@@ -86,8 +92,7 @@ def test_not_it_lowers_that_pairing_for_the_next_tail(alice_client, bob_client, 
 
 
 def test_feedback_is_only_for_suggested_incidents(alice_client, catalog):
-    analysis = _submit(alice_client, log=OOM_TAIL)
-    analysis_run(analysis_id=analysis.pk)
+    analysis = _analysed(alice_client, log=OOM_TAIL)
     url = reverse("incidents:analysis-feedback", args=[analysis.pk])
     alice_client.post(url, {"incident": "label-contamination", "verdict": "fixed"})
     assert not Feedback.objects.exists()
@@ -114,9 +119,7 @@ def test_it_explains_refused_input_and_stores_nothing(alice_client, data, messag
 
 def test_it_analyses_an_uploaded_file(alice_client, catalog):
     upload = SimpleUploadedFile("train.log", OOM_TAIL.encode())
-    analysis = _submit(alice_client, file=upload, log_path="exp/llm/log/train.1.log")
-    analysis_run(analysis_id=analysis.pk)
-    analysis.refresh_from_db()
+    analysis = _analysed(alice_client, file=upload, log_path="exp/llm/log/train.1.log")
     assert analysis.top_incident.slug == "gpu-oom"
 
 
@@ -128,9 +131,7 @@ def test_it_redacts_secrets_before_storing(alice_client, catalog):
 
 
 def test_an_unexplained_tail_offers_to_draft_an_incident(alice_client, catalog):
-    analysis = _submit(alice_client, log=UNKNOWN_TAIL)
-    analysis_run(analysis_id=analysis.pk)
-    analysis.refresh_from_db()
+    analysis = _analysed(alice_client, log=UNKNOWN_TAIL)
     assert not analysis.confident
     page = alice_client.get(analysis.get_absolute_url()).content.decode()
     assert "No confident match" in page
@@ -152,9 +153,7 @@ run.pl: 3 / 12 failed, log is in exp/tri2_ali/log/align.*.log<b>
 
 
 def test_a_tail_that_names_its_failed_jobs_log_says_to_read_that_log(alice_client, catalog):
-    analysis = _submit(alice_client, log=RUN_PL_TAIL)
-    analysis_run(analysis_id=analysis.pk)
-    analysis.refresh_from_db()
+    analysis = _analysed(alice_client, log=RUN_PL_TAIL)
     assert not analysis.confident
     page = alice_client.get(analysis.get_absolute_url()).content.decode()
     assert "Line 3 says where the step's failed jobs wrote their cause" in page
@@ -170,8 +169,7 @@ def test_a_tail_that_goes_on_to_the_failed_jobs_log_is_not_sent_back_to_it(alice
     job_log = (
         "==> exp/tri2_ali/log/align.7.log <==\nERROR (gmm-align-compiled[5.5]:main()) frobnicated\n"
     )
-    analysis = _submit(alice_client, log=RUN_PL_TAIL + job_log)
-    analysis_run(analysis_id=analysis.pk)
+    analysis = _analysed(alice_client, log=RUN_PL_TAIL + job_log)
     page = alice_client.get(analysis.get_absolute_url()).content.decode()
     assert 'id="job-log"' not in page
 
@@ -179,8 +177,7 @@ def test_a_tail_that_goes_on_to_the_failed_jobs_log_is_not_sent_back_to_it(alice
 def test_filing_from_a_gap_links_the_gap_and_explains_it_on_rescore(alice_client, catalog):
     from incidents.services import analyses_rescore
 
-    analysis = _submit(alice_client, log=UNKNOWN_TAIL)
-    analysis_run(analysis_id=analysis.pk)
+    analysis = _analysed(alice_client, log=UNKNOWN_TAIL)
     gap = KnowledgeGap.objects.get()
     alice_client.post(
         reverse("incidents:incident-create"),
@@ -219,16 +216,13 @@ def test_a_just_filed_incident_matches_a_tail_with_other_numbers(alice_client, c
         },
     )
     tail = "step 400 loss 2.1\nValueError: shard 3 of 32 missing in checkpoint index ckpt-000999.json\n"
-    analysis = _submit(alice_client, log=tail)
-    analysis_run(analysis_id=analysis.pk)
-    analysis.refresh_from_db()
+    analysis = _analysed(alice_client, log=tail)
     assert analysis.top_incident.slug == "sharded-checkpoint-index-mismatch"
 
 
 def test_nearby_evidence_lines_share_one_block(alice_client, catalog):
     tail = "\n".join(f"step {n} ok" for n in range(1, 21)) + "\n" + OOM_TAIL + OOM_TAIL
-    analysis = _submit(alice_client, log=tail)
-    analysis_run(analysis_id=analysis.pk)
+    analysis = _analysed(alice_client, log=tail)
     response = alice_client.get(analysis.get_absolute_url())
     top = response.context["suggestions"][0]
     numbers = [line.number for block in top.context for line in block]
@@ -241,8 +235,7 @@ def test_a_long_evidence_line_is_shown_around_what_the_signature_matched(alice_c
     not only the line's first characters."""
     padding = "; ".join(f"frame {n}: dispatch handler returned status 500" for n in range(40))
     tail = f'ERROR worker | {{"detail": "{padding}; CUDA out of memory. Tried to allocate 2.00 GiB"}}\n'
-    analysis = _submit(alice_client, log=tail)
-    analysis_run(analysis_id=analysis.pk)
+    analysis = _analysed(alice_client, log=tail)
 
     response = alice_client.get(analysis.get_absolute_url())
 
@@ -255,8 +248,7 @@ def test_a_long_evidence_line_is_shown_around_what_the_signature_matched(alice_c
 
 
 def test_weak_candidates_fold_away_below_a_confident_match(alice_client, catalog):
-    analysis = _submit(alice_client, log="RuntimeError: CUDA error: out of memory\n")
-    analysis_run(analysis_id=analysis.pk)
+    analysis = _analysed(alice_client, log="RuntimeError: CUDA error: out of memory\n")
     assert analysis.suggestions.filter(confident=False).exists()
     body = alice_client.get(analysis.get_absolute_url()).content.decode()
     confident_at = body.index('id="suggestion-gpu-oom"')
@@ -267,9 +259,7 @@ def test_weak_candidates_fold_away_below_a_confident_match(alice_client, catalog
 
 
 def test_without_a_confident_match_candidates_stay_open(alice_client, catalog):
-    analysis = _submit(alice_client, log="ERROR: nccl communicator is slow on node 3\n")
-    analysis_run(analysis_id=analysis.pk)
-    analysis.refresh_from_db()
+    analysis = _analysed(alice_client, log="ERROR: nccl communicator is slow on node 3\n")
     assert not analysis.confident and analysis.suggestions.exists()
     assert (
         '<details class="weaker"'
@@ -280,9 +270,7 @@ def test_without_a_confident_match_candidates_stay_open(alice_client, catalog):
 def test_the_stage_runbook_is_offered_when_the_match_tells_the_stage(
     alice_client, catalog, runbooks
 ):
-    analysis = _submit(alice_client, log="RuntimeError: CUDA error: out of memory\n")
-    analysis_run(analysis_id=analysis.pk)
-    analysis.refresh_from_db()
+    analysis = _analysed(alice_client, log="RuntimeError: CUDA error: out of memory\n")
     assert analysis.stage == "" and analysis.confident  # the tail alone names no stage
     body = alice_client.get(analysis.get_absolute_url()).content.decode()
     assert 'id="diagnose-runbook"' in body
@@ -300,8 +288,7 @@ def test_a_paste_and_a_file_together_are_refused_in_chinese_too(alice_client, ca
 
 def test_a_confirmation_is_worded_in_the_readers_language(alice_client, bob_client, catalog):
     alice_client.post(reverse("language-set"), {"language": "zh-hans", "next": "/"})
-    analysis = _submit(alice_client, log=OOM_TAIL)
-    analysis_run(analysis_id=analysis.pk)
+    analysis = _analysed(alice_client, log=OOM_TAIL)
     url = reverse("incidents:analysis-feedback", args=[analysis.pk])
     alice_client.post(url, {"incident": "gpu-oom", "verdict": "fixed"})
     recurrence = Incident.objects.get(slug="gpu-oom").recurrences.get()
@@ -312,8 +299,7 @@ def test_a_confirmation_is_worded_in_the_readers_language(alice_client, bob_clie
 
 
 def test_the_explanation_names_the_signature_as_its_incident_page_shows_it(alice_client, catalog):
-    analysis = _submit(alice_client, log=OOM_TAIL)
-    analysis_run(analysis_id=analysis.pk)
+    analysis = _analysed(alice_client, log=OOM_TAIL)
     body = alice_client.get(analysis.get_absolute_url()).content.decode()
     hit = Incident.objects.get(slug="gpu-oom").signatures.get(hit_count__gt=0)
 
