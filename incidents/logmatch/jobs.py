@@ -14,7 +14,7 @@ import re2
 from .types import Line
 
 _NAMES_JOB_LOG = re2.compile(r"\w\.pl: (?:job failed|\d+ / \d+ failed)\b.*\blog is in (\S+)\s*$")
-_FILE_HEADER = re2.compile(r"^==> .+ <==\s*$")  # `tail` heads each of several files so
+_FILE_HEADER = re2.compile(r"^==> .+ <==\s*$")  # how `tail` heads each of several files
 LOOK_BACK = 20
 
 

@@ -52,7 +52,7 @@ def test_an_incident_filed_or_edited_with_a_secret_stores_none(alice_client):
     assert all(TOKEN not in str(record.symptom) for record in incident.history.all())
 
 
-def test_translations_notes_and_examples_store_no_secret(alice, lena):
+def test_translations_notes_and_examples_store_no_secret(alice):
     incident = services.incident_create(
         data={**FILED, "symptom": "GatedRepoError: 401"},
         reporter=alice,
