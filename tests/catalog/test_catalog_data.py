@@ -77,8 +77,9 @@ ALLOWED_OVERLAPS: dict[tuple[str, str], set[str]] = {
     ("gguf-file-invalid", "gguf-tensor-wrong-shape"): {"unsupported-architecture"},
     ("unsupported-architecture", "gguf-tensor-shape-unknown-variant"): {"gguf-file-invalid"},
     # NCCL's "unhandled system error" is a connection never set up as often as a peer lost in
-    # the middle of a run: both incidents claim it, each as a lead only.
-    ("collective-timeout", "nccl-system-remote-error"): {"nccl-network-setup"},
+    # the middle of a run: both incidents claim it, each as a lead only; raised by the job's
+    # first collective, the mid-run reading is ruled out.
+    ("collective-timeout", "nccl-system-error-mid-run"): {"nccl-network-setup"},
     ("nccl-network-setup", "nccl-unhandled-system-error"): {"collective-timeout"},
 }
 
