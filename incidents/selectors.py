@@ -19,7 +19,7 @@ from common.numbers import whole_number
 from common.translation import phrase_text
 from incidents import logmatch
 from incidents.catalog import tag_name_normalized
-from incidents.knowledge import knowledge_current, signature_pk
+from incidents.knowledge import knowledge_current, knowledge_state, signature_pk
 from incidents.logmatch.patterns import compile_error, re2_options
 from incidents.logmatch.prefilter import compiled
 from incidents.models import (
@@ -49,14 +49,16 @@ def incident_similar(
     changed (on a busy book that is every second): a new incident joins the others' similar
     incidents within that time, and its own page ranks the book as it is. The incidents
     themselves are read on every call: an edited title shows at once, a deleted incident is
-    never offered."""
-    index, token = knowledge_current()
+    never offered. A ranking served from the cache needs no compiled index, so the page does
+    not wait for this process to catch up with the book's latest changes."""
+    token = knowledge_state().token
     key = "similar:" + hashlib.sha256(f"{exclude_slug}\0{limit}\0{text}".encode()).hexdigest()
     held = cache_get(key)  # (the token it was ranked for, when, the ranking) or None
     now = _clock()
     if held is not None and (held[0] == token or now - held[1] < settings.SIMILAR_LAG_SECONDS):
         _, _, ranked = held
     else:
+        index, token = knowledge_current()
         ranked = [
             (slug, score)
             for slug, score in _ranked(text, index)

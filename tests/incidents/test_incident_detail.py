@@ -5,7 +5,7 @@ from datetime import date
 import pytest
 from django.urls import reverse
 
-from incidents import selectors
+from incidents import knowledge, selectors
 from incidents.models import Incident
 from incidents.services import incident_record_recurrence, incident_update
 from tests.factories import IncidentFactory
@@ -146,6 +146,28 @@ def test_similar_incidents_follow_the_knowledge_within_the_lag(
     assert after["host-oom-again"] == "Host OOM again"
     assert renamed["host-oom-again"] == "Renamed a moment ago"
     assert "host-oom-again" not in deleted
+
+
+def test_a_page_served_within_the_lag_leaves_the_compiled_index_as_it_is(
+    alice_client, alice, catalog, settings, monkeypatch
+):
+    """Serving the kept ranking needs no index: the view does not make this process apply
+    the book's latest changes; the first ranking after the lag does."""
+    settings.SIMILAR_LAG_SECONDS = 60
+    now = [1_000_000.0]
+    monkeypatch.setattr(selectors, "_clock", lambda: now[0])
+    page = reverse("incidents:incident-detail", args=["host-oom"])
+    alice_client.get(page)
+    compiled_before = knowledge.knowledge_current()[1]
+    IncidentFactory(slug="host-oom-again", symptom="a symptom of its own", reporter=alice)
+
+    alice_client.get(page)
+    held_within_the_lag = knowledge._cached.token
+    now[0] += 60
+    alice_client.get(page)
+
+    assert held_within_the_lag == compiled_before
+    assert knowledge._cached.token == knowledge.knowledge_state().token != compiled_before
 
 
 def test_without_a_lag_a_filing_is_among_the_similar_incidents_at_once(
