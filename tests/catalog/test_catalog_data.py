@@ -72,6 +72,9 @@ ALLOWED_OVERLAPS: dict[tuple[str, str], set[str]] = {
     # Triton quotes the error its Python backend raised while loading: a library attribute
     # gone after an upgrade is both a load failure and API drift; the tail's lines decide.
     ("python-api-drift", "module-attribute-missing"): {"triton-model-load-failed"},
+    # …and the ONNX Runtime error it quotes when the model file is no ONNX at all (a git-lfs
+    # pointer, a cut download): the artifact is the cause, Triton's refusal the consequence.
+    ("missing-artifact", "onnx-model-unparsable"): {"triton-model-load-failed"},
     # llama.cpp's tensor of the wrong shape is a broken export as often as a variant of the
     # architecture the engine does not know: both incidents claim it, each as a lead only.
     ("gguf-file-invalid", "gguf-tensor-wrong-shape"): {"unsupported-architecture"},
