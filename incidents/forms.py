@@ -49,7 +49,7 @@ class IncidentForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         if self.instance.pk:
             del self.fields["slug"]
-            self.initial["tags"] = ", ".join(tag.name for tag in self.instance.tags.all())
+            self.initial["tags"] = ", ".join(self.instance.tag_names)
         self.fields["root_cause"].widget = forms.TextInput()
 
     def clean_tags(self) -> list[str]:

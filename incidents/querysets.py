@@ -40,6 +40,7 @@ ROW_COLUMNS = (
     "occurred_on",
     "updated_at",
     "reporter",
+    "tag_list",
 )
 # A search shows this many of its matches at most, the most recently updated.
 RANKED_AT_MOST = 500
@@ -124,7 +125,7 @@ class IncidentQuerySet(models.QuerySet):
 
     def for_rows(self) -> IncidentQuerySet:
         """What a list row renders and nothing more: the long text columns stay in the
-        database. The row's tags come from `incident_tag_names`."""
+        database; the row's tags are read off `tag_list`."""
         return self.select_related("reporter").only(*ROW_COLUMNS, "reporter__username")
 
     def tagged(self, name: str) -> IncidentQuerySet:

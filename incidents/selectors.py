@@ -83,17 +83,6 @@ def _ranked(text: str, index: logmatch.KnowledgeIndex) -> list[tuple[str, float]
     return [(s.slug, s.score) for s in report.suggestions]
 
 
-def incident_tag_names(incidents: list[Incident]) -> None:
-    """Give each incident its tag names, sorted, as `tag_names`: one query for a page of rows,
-    with no model instance per tag."""
-    names: dict[int, list[str]] = {incident.pk: [] for incident in incidents}
-    links = Incident.tags.through.objects.filter(incident_id__in=names)
-    for incident_id, name in links.values_list("incident_id", "tag__name").order_by("tag__name"):
-        names[incident_id].append(name)
-    for incident in incidents:
-        incident.tag_names = names[incident.pk]
-
-
 # The filters whose counts the rollups keep: a tag's incidents per stage × discipline
 # (TagCell), and every incident's (IncidentCell).
 COUNTED_FILTERS = {"tag", "stage", "discipline"}

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.validators import MaxLengthValidator
+from django.core.validators import MaxLengthValidator, RegexValidator
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
@@ -17,7 +17,7 @@ from simple_history.models import HistoricalRecords
 from common.choices import Discipline, Severity, Stage
 from common.translated import TranslatedContent
 from incidents.catalog import tag_names_normalized
-from incidents.querysets import IncidentQuerySet, SignatureQuerySet
+from incidents.querysets import TAG_SEPARATOR, IncidentQuerySet, SignatureQuerySet
 
 # The text columns that exist in every language an incident is shown in.
 TEXT_FIELDS = ("title", "symptom", "root_cause", "remedy", "prevention", "environment")
@@ -50,7 +50,15 @@ class IncidentText:
 
 
 class Tag(models.Model):
-    name = models.CharField(_("name"), max_length=40, unique=True)
+    name = models.CharField(
+        _("name"),
+        max_length=40,
+        unique=True,
+        # an incident stores its tag names joined by commas
+        validators=[
+            RegexValidator(",", inverse_match=True, message=_("A tag name cannot hold a comma."))
+        ],
+    )
 
     class Meta:
         ordering = ["name"]
@@ -189,6 +197,12 @@ class Incident(TranslatedContent):
         may be deferred)."""
         other = self.translation_in(language)
         return other.get("title", "") if other else self.title
+
+    @property
+    def tag_names(self) -> list[str]:
+        """The tag names, sorted, read off the names the incident stores with its row: a
+        page shows an incident's tags without a query for them."""
+        return [name for name in self.tag_list.split(TAG_SEPARATOR) if name]
 
     def build_search_document(self, tag_names: list[str]) -> str:
         parts = [self.slug, *(getattr(self, name) for name in TEXT_FIELDS), *tag_names]

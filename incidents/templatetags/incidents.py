@@ -68,8 +68,8 @@ TAG = '<a class="tag" href="{list_url}?tag={query}">{name}</a>'
 
 @register.simple_tag
 def incident_row(incident):
-    """One row of the incident list: title in the page's language, labels, tags (from
-    `selectors.incident_tag_names`) as filter links."""
+    """One row of the incident list: title in the page's language, labels, tags as filter
+    links."""
     reporter = incident.reporter
     language = get_language()
     return mark_safe(
@@ -128,7 +128,7 @@ def _date(day, language: str | None) -> str:
 def incident_tag_links(incident):
     """An incident's tags as links to the incident list filtered by each."""
     list_url, _ = _url_around("incidents:incident-list")
-    return mark_safe("".join(_tag_link(tag.name, list_url) for tag in incident.tags.all()))
+    return mark_safe("".join(_tag_link(name, list_url) for name in incident.tag_names))
 
 
 SIGNATURE = (

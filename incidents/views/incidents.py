@@ -30,7 +30,6 @@ def incident_list(request):
     queryset = filterset.qs if filterset.is_valid() else Incident.objects.none()
     queryset = queryset.order_by(*(queryset.query.order_by or ("-updated_at",)), "-id")
     page = _page(request, queryset, PAGE_SIZE, rare_filters=True)
-    selectors.incident_tag_names(page.rows)
     count = 0
     if filterset.is_valid():
         count = selectors.incident_count(queryset, filterset.form.cleaned_data, cap=COUNT_CAP)

@@ -181,6 +181,29 @@ def test_a_tag_renamed_or_deleted_in_the_admin_moves_its_incidents(lena_client):
     assert Incident.objects.get(slug="tagged").tag_list == "gpu"
 
 
+@pytest.mark.parametrize(
+    ("language", "message"),
+    [("en", "A tag name cannot hold a comma."), ("zh-hans", "标签名不能包含逗号。")],
+)
+def test_a_tag_renamed_in_the_admin_shows_on_its_rows_and_may_not_hold_a_comma(
+    lena_client, language, message
+):
+    """A row reads its tags off the names the incident stores, joined by commas: a renamed tag
+    shows under its new name, and a name with a comma in it is refused, not split in two."""
+    IncidentFactory(slug="tagged", tags=["nccl", "gpu"])
+    tag = Tag.objects.get(name="nccl")
+    change = reverse("admin:incidents_tag_change", args=[tag.pk])
+
+    refused = lena_client.post(change, {"name": "nccl, hccl"}, HTTP_ACCEPT_LANGUAGE=language)
+    lena_client.post(change, {"name": "hccl"})
+
+    assert message in refused.content.decode()
+    assert Incident.objects.get(slug="tagged").tag_list == "gpu, hccl"
+    row = lena_client.get(LIST).content.decode()
+    assert 'href="?tag=hccl">hccl</a>' in row
+    assert ">nccl</a>" not in row
+
+
 def _slugs_tagged(client, tag: str) -> list[str]:
     return [incident.slug for incident in client.get(LIST, {"tag": tag}).context["page"]]
 
