@@ -99,7 +99,9 @@ LINE_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"\bv[Ll][Ll][Mm]\b|\bsglang\b|\btext-generation-(?:inference|launcher)\b|\btritonserver\b"
      r"|\bapi_server\b|\buvicorn\b|\bEngineCore\b|\bLLMEngine\b|\bllm_engine\b|\bollama\b"
      r"|\bllama-server\b|\bllama_model_load\w*|\bllm_load_\w+|\bllama\.cpp\b|\b[Mm]ind[Ii][Ee]\b"
-     r"|\blmdeploy\b|\bxinference\b|\bvllm_ascend\b"),
+     r"|\blmdeploy\b|\bxinference\b|\bvllm_ascend\b"
+     # a script that runs a trained model: inference_x.py, infer.py, predict.py, x_demo.py
+     r"|\b(?:\w+_)?(?:infer(?:ence)?|predict(?:ion)?|demo)(?:_\w+)?\.py\b"),
     ("build", "program", gettext_noop("build tool"),
      r"\b[Cc][Mm]ake\b|\bCMakeFiles/[\w.+/-]*\.(?:o|obj|make|cmake|log|txt|internal)\b"
      r"|\bmake(?:\[\d+\])?: |\bninja\b|\./configure\b"

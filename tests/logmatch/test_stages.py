@@ -90,6 +90,10 @@ PROGRAMS = [
     ("FAILED: /root/deformconv/build/temp.linux-x86_64-3.9/src/cuda/deform_conv_cuda.o ", "build"),
     ("error: failed to run custom build command for `candle-kernels v0.5.1`", "build"),
     ("llama_model_load: error loading model: unknown model architecture: 'qwen3'", "serve"),
+    ("11:32 $ python inference_magictime.py --config sample_configs/RealisticVision.yaml", "serve"),
+    ('  File "/work/CosyVoice/cosyvoice/bin/infer.py", line 88, in main', "serve"),
+    ("python tools/predict.py --weights best.pt --source images/", "serve"),
+    ('  File "/home/u/Qwen-VL/web_demo_mm.py", line 12, in <module>', "serve"),
     (
         '  File "/opt/conda/envs/k2/lib/python3.8/site-packages/lhotse/audio.py", line 641,',
         "data",
