@@ -19,7 +19,7 @@ def can_manage_signatures(user) -> bool:
 
 
 def incident_get_for_user(user, slug: str, *, for_edit: bool = False) -> Incident:
-    incident = get_object_or_404(Incident.objects.select_related("reporter"), slug=slug)
+    incident = get_object_or_404(Incident.objects.for_pages(), slug=slug)
     if for_edit and not can_edit_incident(user, incident):
         raise PermissionDenied(_("Only the reporter or a lead may edit this incident."))
     return incident

@@ -120,8 +120,8 @@ def _titles_sql(queryset: models.QuerySet) -> tuple[str, tuple]:
 
 class IncidentQuerySet(models.QuerySet):
     def for_pages(self) -> IncidentQuerySet:
-        """What the detail page and the API render, without N+1."""
-        return self.select_related("reporter").prefetch_related("tags")
+        """What the detail page and the API render, without N+1 (tags: `tag_names`)."""
+        return self.select_related("reporter")
 
     def for_rows(self) -> IncidentQuerySet:
         """What a list row renders and nothing more: the long text columns stay in the

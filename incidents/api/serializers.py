@@ -9,8 +9,11 @@ from incidents.models.incident import MAX_TAG_LENGTH, MAX_TAGS
 class TagNamesField(serializers.ListField):
     child = serializers.CharField(max_length=MAX_TAG_LENGTH)
 
+    def get_attribute(self, instance):
+        return instance.tag_names  # read off the incident's row: no query for its tags
+
     def to_representation(self, value):
-        return [tag.name for tag in value.all()]
+        return list(value)
 
 
 class IncidentSerializer(serializers.ModelSerializer):
