@@ -1,6 +1,8 @@
 """Pages cost a fixed number of queries however many rows there are: each is pinned at two
 sizes with the same count."""
 
+from urllib.parse import quote
+
 import pytest
 from django.urls import reverse
 from django.utils import timezone
@@ -71,6 +73,8 @@ def test_the_detail_page_is_constant(alice_client, alice, catalog, django_assert
     with django_assert_num_queries(9):
         response = alice_client.get(incident.get_absolute_url())
     assert response.status_code == 200
+    for name in incident.tags.values_list("name", flat=True):
+        assert f'?tag={quote(name)}">{name}</a>' in response.content.decode()
 
 
 def _gaps(n: int) -> None:
