@@ -133,7 +133,8 @@ LINE_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"|\bOVERFLOW\b"
      r"|\bGradient overflow\b|\bcheckpoint"),
     ("train", "keyword", gettext_noop("distributed training"),
-     r"\bProcessGroup[NH]CCL\b|\b[NH]CCL\b|(?i:\ball_?reduce\b|\ballgather\b|\breduce_scatter\b)"
+     r"\bProcessGroup(?:[NH]CCL|Gloo)\b|\b[NH]CCL\b|\bGloo\b"
+     r"|(?i:\ball_?reduce\b|\ballgather\b|\breduce_scatter\b)"
      r"|\[rank\d+\]|\blocal_rank\b|\bworld_size\b"),
     ("serve", "keyword", gettext_noop("serving"),
      r"(?i)\b(?:serving|api_server|tokens? per second|tokens/s|kv cache|gpu blocks"

@@ -127,6 +127,13 @@ KEYWORDS = [
         ],
         "train",
     ),
+    (
+        [
+            "RuntimeError: Gloo connectFullMesh failed with "
+            "[../third_party/gloo/gloo/transport/tcp/pair.h:301] Connect timeout [none]"
+        ],
+        "train",
+    ),
 ]
 
 
