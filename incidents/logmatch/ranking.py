@@ -96,6 +96,7 @@ def rank(
     candidates = _signature_before_likeness(tail, candidates)
     candidates.sort(
         key=lambda candidate: (
+            candidate.confirmed < CONFIDENT,
             -candidate.raw,
             TIE_ORDER.get(candidate.stage or "", 4),
             candidate.slug,

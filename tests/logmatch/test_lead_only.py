@@ -4,6 +4,7 @@ recognise it, and another signature of the incident still confirms it."""
 
 from __future__ import annotations
 
+import pytest
 from django.utils import translation
 
 from common.translation import phrase_text
@@ -76,3 +77,56 @@ def test_a_lead_alone_is_still_called_a_lead():
     tail = "ERROR: the adapter output does not require grad"
     with translation.override("en"):
         assert "(a lead, not the answer)" in phrase_text(_first(tail, [LOSS]).why)
+
+
+# Lines of the shipped book that name a failure without its cause: each ranks the incident it
+# usually is, never confidently. Each was confidently wrong on a real tail gathered blind.
+NO_BACKEND = """\
+  File "/usr/local/lib/python3.5/dist-packages/librosa/core/audio.py", line 112, in load
+    with audioread.audio_open(os.path.realpath(path)) as input_file:
+  File "/usr/local/lib/python3.5/dist-packages/audioread/__init__.py", line 116, in audio_open
+    raise NoBackendError()
+audioread.NoBackendError
+"""
+NCCL_SYSTEM_TRACE = """\
+node-1:83:2520 [0] NCCL INFO Using network Socket
+node-1:83:2520 [0] NCCL INFO include/socket.h:403 -> 2
+node-1:83:2520 [0] NCCL INFO transport/net.cc:476 -> 2
+node-1:83:2520 [0] NCCL INFO transport/net.cc:1202 -> 2 [Async thread]
+"""
+CATALOG_LEADS = [
+    pytest.param(
+        NO_BACKEND, "audio-backend-missing", id="bare NoBackendError: or an unreadable file"
+    ),
+    pytest.param(NCCL_SYSTEM_TRACE, "nccl-network-setup", id="NCCL trace -> 2 with no WARN"),
+]
+
+
+@pytest.mark.parametrize(("tail", "slug"), CATALOG_LEADS)
+def test_a_line_of_the_book_with_several_causes_is_a_lead(catalog_index, tail, slug):
+    first = analyze(tail, catalog_index).suggestions[0]
+    assert (first.slug, first.confident) == (slug, False)
+
+
+def test_the_nccl_warn_line_that_starts_a_trace_decides_not_the_traces_code(catalog_index):
+    """A WARN line says what failed; the `-> 2` lines after it only carry the code back up."""
+    tail = (
+        "worker-23:83:2526 [0] misc/socket.cc:503 NCCL WARN Net : Call to recv from "
+        "10.96.188.199<41468> failed : Connection reset by peer\n" + NCCL_SYSTEM_TRACE
+    )
+    first = analyze(tail, catalog_index).suggestions[0]
+    assert (first.slug, first.evidence[0].signature) == ("collective-timeout", "nccl-socket-warn")
+
+
+def test_an_answer_its_evidence_confirms_ranks_above_a_higher_scoring_lead(catalog_index):
+    """NCCL falling back to sockets is a lead for slow training and scores high; the WARN line
+    of a failed receive confirms a lost peer. The answer comes first, the lead after it."""
+    tail = (
+        "worker-23:83:2526 [0] misc/socket.cc:503 NCCL WARN Net : Call to recv from "
+        "10.96.188.199<41468> failed : Connection reset by peer\n"
+        "node-1:83:2520 [0] NCCL INFO Using network Socket\n"
+    )
+    first, second = analyze(tail, catalog_index).suggestions[:2]
+    assert (first.slug, first.confident) == ("collective-timeout", True)
+    assert (second.slug, second.confident) == ("slow-training", False)
+    assert second.score > first.score
