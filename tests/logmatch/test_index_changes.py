@@ -87,8 +87,13 @@ def _first(report) -> str | None:
 
 def _first_places(report) -> list[str | None]:
     """What may come first: the fresh build's first suggestion; for two leads whose scores
-    differ by less than the word statistics drift, either of them."""
+    differ by less than the word statistics drift, either of them; for a lead within that
+    drift of the faint-lead floor, it or nothing."""
     first = [_first(report)]
+    if report.suggestions and not report.confident:
+        score = report.suggestions[0].score
+        if abs(score - FAINT_LEAD_AT_MOST) <= FAINT_LEAD_AT_MOST * STATISTICS_DRIFT:
+            first += [None, report.suggestions[0].slug]
     if len(report.suggestions) > 1 and not report.confident:
         leader, runner_up = report.suggestions[:2]
         close = runner_up.score >= leader.score * (1 - STATISTICS_DRIFT)
