@@ -29,6 +29,20 @@ def explain(tail: Tail, winner: Candidate, runner_up: Candidate | None) -> Phras
             sentence=True,
             found=found,
         )
+    if winner.score < runner_up.score:
+        # Ranked first on confirmed evidence over a lead that scores higher (see `rank`).
+        return Phrase(
+            gettext_noop(
+                "%(found)s, scoring %(score)s, below %(other_score)s for %(other)s, yet first "
+                "because its evidence confirms it: %(reason)s."
+            ),
+            sentence=True,
+            found=found,
+            score=f"{winner.score:.2f}",
+            other_score=f"{runner_up.score:.2f}",
+            other=runner_up.slug,
+            reason=_decisive_reason(tail, winner, runner_up),
+        )
     return Phrase(
         gettext_noop(
             "%(found)s, scoring %(score)s against %(other_score)s for %(other)s: %(reason)s."

@@ -82,7 +82,9 @@ def rank(
     feedback: Mapping[tuple[str, str], float] | None,
     top: int,
 ) -> tuple[Suggestion, ...]:
-    """The `top` incidents by score, each with its evidence and why it beats the next one."""
+    """The `top` incidents, each with its evidence and why it beats the next one: those whose
+    confirming evidence reaches `CONFIDENT` first (an answer before a lead that scores higher),
+    then by score."""
     adjustments = _feedback_by_slug(tail, clues, feedback or {})
     candidates = []
     for slug, found in clues.items():

@@ -130,3 +130,12 @@ def test_an_answer_its_evidence_confirms_ranks_above_a_higher_scoring_lead(catal
     assert (first.slug, first.confident) == ("collective-timeout", True)
     assert (second.slug, second.confident) == ("slow-training", False)
     assert second.score > first.score
+    with translation.override("en"):
+        assert (
+            f"below {second.score:.2f} for slow-training, yet first because its evidence "
+            "confirms it"
+        ) in phrase_text(first.why)
+    with translation.override("zh-hans"):
+        assert f"低于 slow-training 的 {second.score:.2f}，但它的证据足以确认" in phrase_text(
+            first.why
+        )
