@@ -94,7 +94,15 @@ node-1:83:2520 [0] NCCL INFO include/socket.h:403 -> 2
 node-1:83:2520 [0] NCCL INFO transport/net.cc:476 -> 2
 node-1:83:2520 [0] NCCL INFO transport/net.cc:1202 -> 2 [Async thread]
 """
+CUDNN_NOT_INITIALIZED = """\
+  File "train.py", line 88, in train
+    loss.backward()
+RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED
+"""
 CATALOG_LEADS = [
+    pytest.param(
+        CUDNN_NOT_INITIALIZED, "version-mismatch", id="cuDNN not initialised: or no memory"
+    ),
     pytest.param(
         NO_BACKEND, "audio-backend-missing", id="bare NoBackendError: or an unreadable file"
     ),
