@@ -31,22 +31,16 @@ def explain(tail: Tail, winner: Candidate, runner_up: Candidate | None) -> Phras
         )
     if winner.score < runner_up.score:
         # Ranked first on confirmed evidence over a lead that scores higher (see `rank`).
-        return Phrase(
-            gettext_noop(
-                "%(found)s, scoring %(score)s, below %(other_score)s for %(other)s, yet first "
-                "because its evidence confirms it: %(reason)s."
-            ),
-            sentence=True,
-            found=found,
-            score=f"{winner.score:.2f}",
-            other_score=f"{runner_up.score:.2f}",
-            other=runner_up.slug,
-            reason=_decisive_reason(tail, winner, runner_up),
+        message = gettext_noop(
+            "%(found)s, scoring %(score)s, below %(other_score)s for %(other)s, yet first "
+            "because its evidence confirms it: %(reason)s."
+        )
+    else:
+        message = gettext_noop(
+            "%(found)s, scoring %(score)s against %(other_score)s for %(other)s: %(reason)s."
         )
     return Phrase(
-        gettext_noop(
-            "%(found)s, scoring %(score)s against %(other_score)s for %(other)s: %(reason)s."
-        ),
+        message,
         sentence=True,
         found=found,
         score=f"{winner.score:.2f}",
