@@ -83,8 +83,8 @@ def rank(
     top: int,
 ) -> tuple[Suggestion, ...]:
     """The `top` incidents, each with its evidence and why it beats the next one: those whose
-    confirming evidence reaches `CONFIDENT` first (an answer before a lead that scores higher),
-    then by score."""
+    confirming evidence makes them an answer (`_confident`) first, before a lead that scores
+    higher, then by score."""
     adjustments = _feedback_by_slug(tail, clues, feedback or {})
     candidates = []
     for slug, found in clues.items():
@@ -98,7 +98,7 @@ def rank(
     candidates = _signature_before_likeness(tail, candidates)
     candidates.sort(
         key=lambda candidate: (
-            candidate.confirmed < CONFIDENT,
+            not _confident(tail, candidate),
             -candidate.raw,
             TIE_ORDER.get(candidate.stage or "", 4),
             candidate.slug,
