@@ -95,6 +95,10 @@ def synthetic_knowledge(count: int, seed: int = 7) -> Knowledge:
                 symptom=f"{component} error: {verb} {obj} ({detail} {rng.randint(1, 999)})",
                 description=f"{component} {verb} {obj} after {detail} changed. "
                 f"Check the {rng.choice(DETAILS)} and rerun the tiny sample first.",
+                examples=tuple(
+                    f"{component}: {verb} {obj} ({rng.choice(DETAILS)} {rng.randint(1, 999)})"
+                    for _ in range(min(10, count - len(signatures)))
+                ),
             )
         )
         for variant in range(min(10, count - len(signatures))):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -143,18 +144,32 @@ def _brought_up_to(state: KnowledgeState, held: _Compiled | None) -> _Compiled:
 
 
 def _build() -> logmatch.KnowledgeIndex:
-    return logmatch.build_index(_incident_specs(Incident.objects.all()), _signature_specs())
+    return logmatch.build_index(*_specs(Incident.objects.all()))
 
 
 def _changed(index: logmatch.KnowledgeIndex, slugs: set[str]) -> logmatch.KnowledgeIndex:
     """`index` with the incidents `slugs` read again (those no longer there removed)."""
-    incidents = _incident_specs(Incident.objects.filter(slug__in=slugs))
-    signatures = _signature_specs(slugs)
+    incidents, signatures = _specs(Incident.objects.filter(slug__in=slugs), slugs)
     removed = slugs - {incident.slug for incident in incidents}
     return index.changed(incidents, signatures, removed)
 
 
-def _incident_specs(incidents) -> list[logmatch.IncidentSpec]:
+def _specs(
+    incidents, slugs: Iterable[str] | None = None
+) -> tuple[list[logmatch.IncidentSpec], list[logmatch.SignatureSpec]]:
+    """The incidents and the enabled signatures of `slugs` (None: all), in two queries; each
+    incident with the example lines of its signatures that are not leads."""
+    signatures = _signature_specs(slugs)
+    examples: dict[str, list[tuple[str, list[str]]]] = defaultdict(list)
+    for signature, lines in signatures:
+        if not signature.lead_only:
+            examples[signature.slug].append((signature.pattern, lines))
+    return _incident_specs(incidents, examples), [signature for signature, _ in signatures]
+
+
+def _incident_specs(
+    incidents, examples: dict[str, list[tuple[str, list[str]]]]
+) -> list[logmatch.IncidentSpec]:
     rows = incidents.values("slug", "stage", "translations", "tag_list", *TEXT_FIELDS)
     leads = {kind: lead_slugs(kind) for kind in LEAD_KINDS}
     return [
@@ -165,6 +180,7 @@ def _incident_specs(incidents) -> list[logmatch.IncidentSpec]:
             symptom=row["symptom"],
             description=_description(row),
             **{f"{kind}_lead": row["slug"] in slugs for kind, slugs in leads.items()},
+            examples=logmatch.telling_examples(examples.get(row["slug"], ())),
         )
         for row in rows.iterator(chunk_size=2000)
     ]
@@ -182,16 +198,26 @@ def signature_pk(key: str) -> int | None:
     return int(number) if key.startswith("#") and number.isdigit() else None
 
 
-def _signature_specs(slugs: Iterable[str] | None = None) -> list[logmatch.SignatureSpec]:
+def _signature_specs(
+    slugs: Iterable[str] | None = None,
+) -> list[tuple[logmatch.SignatureSpec, list[str]]]:
+    """The enabled signatures of `slugs` (None: all), each with its example lines."""
     signatures = Signature.objects.enabled()
     if slugs is not None:
         signatures = signatures.filter(incident__slug__in=slugs)
     return [
-        logmatch.SignatureSpec(
-            key=signature_key(pk), slug=slug, pattern=pattern, unless=unless, lead_only=lead_only
+        (
+            logmatch.SignatureSpec(
+                key=signature_key(pk),
+                slug=slug,
+                pattern=pattern,
+                unless=unless,
+                lead_only=lead_only,
+            ),
+            examples.splitlines(),
         )
-        for pk, slug, pattern, unless, lead_only in signatures.values_list(
-            "pk", "incident__slug", "pattern", "unless", "lead_only"
+        for pk, slug, pattern, unless, lead_only, examples in signatures.values_list(
+            "pk", "incident__slug", "pattern", "unless", "lead_only", "examples"
         ).iterator(chunk_size=2000)
     ]
 

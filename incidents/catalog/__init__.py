@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 
 from common.vocabulary import LANGUAGES
-from incidents.logmatch import IncidentSpec, SignatureSpec
+from incidents.logmatch import IncidentSpec, SignatureSpec, telling_examples
 
 CATALOG_DIR = Path(__file__).parent
 # What the engine's text similarity reads besides an incident's title and symptom: these
@@ -152,6 +152,9 @@ def engine_specs() -> tuple[list[IncidentSpec], list[SignatureSpec]]:
                 entry.kill_lead,
                 entry.drift_lead,
                 entry.config_lead,
+                telling_examples(
+                    (s.pattern, s.examples) for s in entry.signatures if not s.lead_only
+                ),
             )
         )
         signatures += [

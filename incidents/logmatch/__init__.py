@@ -12,6 +12,7 @@ from .masking import mask_line
 from .reading import read_input
 from .redact import redact, without_secrets
 from .report_json import Bounds, report_as_dict
+from .signatures import telling_examples
 from .stages import infer_stage
 from .types import (
     BinaryInput,
@@ -57,5 +58,6 @@ __all__ = [
     "read_input",
     "redact",
     "report_as_dict",
+    "telling_examples",
     "without_secrets",
 ]

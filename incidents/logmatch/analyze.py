@@ -127,7 +127,7 @@ def analyze(
         hits, ruled_out = index.signatures.scan_ruling(lines)
         clues = _merge(
             signature_clues(tail, hits),
-            _without_lines(similarity_clues(tail, index.similarity), ruled_out),
+            _without_lines(similarity_clues(tail, index.similarity, hits), ruled_out),
             trend_clues(tail, index.similarity),
             feedback_clues(tail, feedback),
         )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import re2
 
@@ -140,6 +140,7 @@ class Clue:
     source: str = ""  # what found it: a signature key, or similar/feedback and the line
     seen: str = ""  # for a trend: what the numbers did (a Phrase); for a stage lead: the stage
     lead_only: bool = False  # from a signature whose line has several usual causes
+    echo: bool = False  # similar text found in an example line of the incident's signatures
     pattern: str = ""  # the signature's or symptom line's pattern that found it
 
     @property
@@ -191,18 +192,28 @@ def signature_clues(tail: Tail, hits: Sequence[Hit]) -> dict[str, list[Clue]]:
     return clues
 
 
-def similarity_clues(tail: Tail, index: SimilarityIndex) -> dict[str, list[Clue]]:
-    """Clues from text similarity between the tail's key lines and each incident's text."""
+def similarity_clues(
+    tail: Tail, index: SimilarityIndex, hits: Sequence[Hit] = ()
+) -> dict[str, list[Clue]]:
+    """Clues from text similarity between the tail's key lines and each incident's text
+    (and, for a line no signature `hits`, each example line of the incidents' signatures)."""
     queries = similarity_queries(tail)
     floor = SIMILARITY_FLOOR if tail.is_description else LOG_SIMILARITY_FLOOR
+    # A description is compared with what incidents say, not with the lines they were seen
+    # with; a line a signature has read already, not with other incidents' example lines,
+    # which would only echo that hit.
+    read = {line for hit in hits for line in hit.lines}
+    recognised = {
+        number for number, line in enumerate(queries) if line in read or tail.is_description
+    }
     clues: dict[str, list[Clue]] = defaultdict(list)
-    for hit in index.best_matches([tail.lines[line] for line in queries], top=10):
+    lines = [tail.lines[line] for line in queries]
+    for hit in index.best_matches(lines, top=10, without_examples=recognised):
         if hit.score < floor:
             continue
         line = queries[hit.query]
-        clues[hit.slug].append(
-            _similar_clue(tail, line, hit.score, kind="similar", source=f"similar:{line}")
-        )
+        clue = _similar_clue(tail, line, hit.score, kind="similar", source=f"similar:{line}")
+        clues[hit.slug].append(replace(clue, echo=True) if hit.example else clue)
     return clues
 
 
@@ -222,7 +233,8 @@ def trend_clues(tail: Tail, index: SimilarityIndex) -> dict[str, list[Clue]]:
     for source, trend in findings:
         if trend is None:
             continue
-        for hit in index.best_matches([trend.query], top=3):
+        # The trend's query is a sentence about it, to be compared with the incidents' texts.
+        for hit in index.best_matches([trend.query], top=3, without_examples=(0,)):
             if hit.score >= SIMILARITY_FLOOR:
                 clues[hit.slug].append(
                     _similar_clue(

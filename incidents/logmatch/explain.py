@@ -43,11 +43,17 @@ def explain(tail: Tail, winner: Candidate, runner_up: Candidate | None) -> Phras
         message,
         sentence=True,
         found=found,
-        score=f"{winner.score:.2f}",
-        other_score=f"{runner_up.score:.2f}",
+        score=_shown(winner.score),
+        other_score=_shown(runner_up.score),
         other=runner_up.slug,
         reason=_decisive_reason(tail, winner, runner_up),
     )
+
+
+def _shown(score: float) -> str:
+    """A score as a sentence quotes it: from the suggestion's own rounded score, so that the
+    two never read differently (0.94500001 is shown as 0.945, and quoted as 0.94)."""
+    return f"{round(score, 3):.2f}"
 
 
 def _found(winner: Candidate) -> Phrase:

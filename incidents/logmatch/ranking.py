@@ -252,17 +252,28 @@ def _signature_before_likeness(tail: Tail, candidates: list[Candidate]) -> list[
     confirming = tail.confirming_kinds()
     recognised: dict[int, float] = {}
     owner: dict[int, set[str]] = defaultdict(set)
+    read: dict[int, float] = {}
+    trend_owner: dict[int, set[str]] = defaultdict(set)
     for candidate in candidates:
         for clue in candidate.clues:
             if clue.kind in ("signature", "symptom") and not clue.generic:
                 owner[clue.line].add(candidate.slug)
                 recognised[clue.line] = min(recognised.get(clue.line, 2.0), candidate.raw)
 
+    for candidate in candidates:  # numbers read off a line tell more than its wording
+        for clue in candidate.clues:
+            if clue.kind == "trend" and clue.line not in recognised:
+                trend_owner[clue.line].add(candidate.slug)
+                read[clue.line] = min(read.get(clue.line, 2.0), candidate.raw)
+
     def held(candidate: Candidate) -> Candidate:
         best = candidate.clues[0]
-        if best.kind in confirming or not owner.get(best.line, set()) - {candidate.slug}:
+        if best.kind == "similar" and trend_owner.get(best.line, set()) - {candidate.slug}:
+            ceiling = read[best.line] * LIKENESS_BELOW
+        elif best.kind in confirming or not owner.get(best.line, set()) - {candidate.slug}:
             return candidate
-        ceiling = recognised[best.line] * LIKENESS_BELOW
+        else:
+            ceiling = recognised[best.line] * LIKENESS_BELOW
         if candidate.raw <= ceiling:
             return candidate
         return replace(
@@ -287,8 +298,9 @@ def _demoted(candidate: Candidate) -> Candidate:
 
 def _combine(clues: Sequence[Clue]) -> float:
     """The strongest clue, plus CORROBORATION for each of the next three independent sources
-    (another signature, another line of similar text; a faint one is no proof): repeating
-    one line is volume, which the flood weight already counts, not more proof."""
+    (another signature, another line of similar text; a faint one is no proof, nor a line
+    like an example line of the incident's signatures, which echoes them): repeating one
+    line is volume, which the flood weight already counts, not more proof."""
     best: dict[str, Clue] = {}
     for clue in clues:
         if clue.source not in best or clue.strength > best[clue.source].strength:
@@ -296,7 +308,7 @@ def _combine(clues: Sequence[Clue]) -> float:
     ordered = sorted(best.values(), key=lambda clue: -clue.strength)
     if not ordered:
         return 0.0
-    corroborating = [clue.strength for clue in ordered[1:] if not clue.faint][:3]
+    corroborating = [clue.strength for clue in ordered[1:] if not clue.faint and not clue.echo][:3]
     return ordered[0].strength + CORROBORATION * sum(corroborating)
 
 

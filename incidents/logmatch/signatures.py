@@ -288,6 +288,24 @@ def build_signature_set(
     return SignatureSet([_Part(kept, matcher)], rejected, None)
 
 
+def telling_examples(patterns: Iterable[tuple[str, Iterable[str]]]) -> tuple[str, ...]:
+    """Of each (pattern, examples), the example lines its expression recognises, from where
+    it matched: what an incident was seen saying, without the context lines pasted around
+    them or the log prefix (time, process, source line) that any failure could have."""
+    telling: dict[str, None] = {}
+    for pattern, examples in patterns:
+        try:
+            expression = compiled(pattern)
+        except re2.error:
+            continue
+        for example in examples:
+            for line in example.splitlines():
+                found = expression.search(line)
+                if found and (told := line[found.start() :].strip()):
+                    telling[told] = None
+    return tuple(telling)
+
+
 def _symptom_counter(line: str, signatures: Sequence[Signature]) -> str:
     """A symptom line is ruled out by what rules out the incident's own signatures that
     recognise it: `No space left on device` is no full disk beside `/dev/shm`."""

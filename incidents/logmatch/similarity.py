@@ -16,7 +16,7 @@ import math
 import re
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
 
 import re2
@@ -36,6 +36,7 @@ _FURNITURE = re2.compile(
     r"|terminate called after throwing an instance of"
     r"|\b(?:\w+\.)*(?:OS|IO|Runtime|Value|Type|Key|Index|Attribute|Assertion|Lookup|Name"
     r"|System|Environment|Base|CalledProcess|Unicode(?:De|En)code)?(?:Error|Exception)\b"
+    r"|[^\w/]?/job:\w+/replica:\d+/task:\d+(?:/device:\w+:\d+)?"  # a TensorFlow device name
     r"|(?:^|[^\w/])(?:~|\.{1,2})?/[\w.\-/]+"
     r"|\b\w+(?:/[\w.\-]+){2,}"
 )
@@ -116,6 +117,7 @@ class SimilarityHit:
     slug: str
     score: float  # cosine, 0..1
     query: int  # index of the query that scored best
+    example: bool = False  # the best passage was an example line of a signature
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,7 @@ class _Part:
 
     owners: array[int]
     postings: dict[str, tuple[array[int], array[float]]]
+    examples: frozenset[int]  # the passages that are example lines of signatures
 
 
 class SimilarityIndex:
@@ -138,7 +141,7 @@ class SimilarityIndex:
         self.slugs: tuple[str, ...] = tuple(incident.slug for incident in incidents)
         frequency: Counter[str] = Counter()
         for incident in incidents:  # one incident at a time: a large book never sits in memory
-            frequency.update(features(_whole(incident)).keys())
+            frequency.update(features(_document(incident)).keys())
         total = max(1, len(incidents))
         self._unknown_idf = math.log(total + 1) + 1.0
         self._idf = {
@@ -188,11 +191,14 @@ class SimilarityIndex:
     def _part(self, incidents: Sequence[IncidentSpec], first: int) -> _Part:
         owners = array("i")
         postings: dict[str, tuple[array[int], array[float]]] = {}
+        examples: set[int] = set()
         idf, unknown = self._idf, self._unknown_idf
         for number, incident in enumerate(incidents, start=first):
-            for text in _passages(incident):
+            for text, example in _passages(incident):
                 passage = len(owners)
                 owners.append(number)
+                if example:
+                    examples.add(passage)
                 weights = {
                     feature: (1.0 + math.log(count)) * idf.get(feature, unknown)
                     for feature, count in features(text).items()
@@ -206,7 +212,7 @@ class SimilarityIndex:
                     passages_of, weights_of = postings[feature]
                     passages_of.append(passage)
                     weights_of.append(weight / norm)
-        return _Part(owners, postings)
+        return _Part(owners, postings, frozenset(examples))
 
     def _normalised(self, counts: Counter[str]) -> dict[str, float]:
         weights = {
@@ -216,15 +222,21 @@ class SimilarityIndex:
         norm = math.sqrt(sum(weight * weight for weight in weights.values())) or 1.0
         return {feature: weight / norm for feature, weight in weights.items()}
 
-    def score(self, text: str) -> dict[str, float]:
+    def score(self, text: str, *, examples: bool = True) -> dict[str, float]:
         """Cosine of `text` against every incident that shares a feature with it, by slug.
 
-        An incident scores the best cosine of its passages.
+        An incident scores the best cosine of its passages (without its signatures' example
+        lines unless `examples`).
         """
+        return {slug: value for slug, (value, _) in self.scored(text, examples=examples).items()}
+
+    def scored(self, text: str, *, examples: bool = True) -> dict[str, tuple[float, bool]]:
+        """`score`, each with whether its best passage is an example line."""
         query = self._normalised(features(text))
         # The heaviest features carry the cosine; the light ones would only cost time.
         heaviest = sorted(query.items(), key=lambda item: -item[1])[:_QUERY_FEATURES]
         best: dict[int, float] = {}
+        from_example: dict[int, bool] = {}
         for part in self._parts:
             sums: dict[int, float] = defaultdict(float)
             shared: Counter[int] = Counter()  # telling units shared, counted in C
@@ -241,29 +253,36 @@ class SimilarityIndex:
                     shared.update(passages)
                     if feature in rare:
                         rare_shared.update(passages)
-            owners = part.owners
+            owners, skipped = part.owners, frozenset() if examples else part.examples
             for passage, units in shared.items():
+                if passage in skipped:
+                    continue
                 if units + rare_shared[passage] >= MIN_SHARED_UNITS:
                     value, incident = sums[passage], owners[passage]
                     if units < MIN_SHARED_UNITS:
                         value *= THIN_FACTOR
                     if value > best.get(incident, 0.0):
                         best[incident] = value
+                        from_example[incident] = passage in part.examples
         live = self._live
         return {
-            self.slugs[number]: value
+            self.slugs[number]: (value, from_example[number])
             for number, value in best.items()
             if live.get(self.slugs[number]) == number
         }
 
-    def best_matches(self, queries: Iterable[str], top: int = 10) -> list[SimilarityHit]:
-        """For each incident, its best cosine over `queries`; the `top` highest, best first."""
+    def best_matches(
+        self, queries: Iterable[str], top: int = 10, without_examples: Container[int] = ()
+    ) -> list[SimilarityHit]:
+        """For each incident, its best cosine over `queries`; the `top` highest, best first.
+        The queries numbered in `without_examples` are not compared with example lines."""
         best: dict[str, SimilarityHit] = {}
         for number, query in enumerate(queries):
-            for slug, value in self.score(query).items():
+            scored = self.scored(query, examples=number not in without_examples)
+            for slug, (value, example) in scored.items():
                 current = best.get(slug)
                 if current is None or value > current.score:
-                    best[slug] = SimilarityHit(slug, min(1.0, value), number)
+                    best[slug] = SimilarityHit(slug, min(1.0, value), number, example)
         return sorted(best.values(), key=lambda hit: -hit.score)[:top]
 
 
@@ -271,11 +290,14 @@ def _merged(parts: Sequence[_Part], live: set[int]) -> _Part:
     """These parts as one, without the passages of incidents changed or removed since."""
     owners = array("i")
     postings: dict[str, tuple[array[int], array[float]]] = {}
+    examples: set[int] = set()
     for part in parts:
         renumbered: dict[int, int] = {}
         for passage, owner in enumerate(part.owners):
             if owner in live:
                 renumbered[passage] = len(owners)
+                if passage in part.examples:
+                    examples.add(len(owners))
                 owners.append(owner)
         for feature, (passages, weights) in part.postings.items():
             for passage, weight in zip(passages, weights, strict=True):
@@ -284,7 +306,7 @@ def _merged(parts: Sequence[_Part], live: set[int]) -> _Part:
                         postings[feature] = (array("i"), array("f"))
                     postings[feature][0].append(number)
                     postings[feature][1].append(weight)
-    return _Part(owners, postings)
+    return _Part(owners, postings, frozenset(examples))
 
 
 def _is_unit(feature: str) -> bool:
@@ -299,9 +321,17 @@ def _whole(incident: IncidentSpec) -> str:
     return f"{incident.title}\n{incident.symptom}\n{incident.description}"
 
 
-def _passages(incident: IncidentSpec) -> list[str]:
-    """The title, each symptom line, each sentence of the description, and the whole text."""
+def _document(incident: IncidentSpec) -> str:
+    """What the book's word statistics count of an incident: its text and its example lines."""
+    return "\n".join((_whole(incident), *incident.examples))
+
+
+def _passages(incident: IncidentSpec) -> list[tuple[str, bool]]:
+    """The title, each symptom line, each sentence of the description, and the whole text;
+    then each example line of its signatures (marked True)."""
     pieces = [incident.title, *incident.symptom.splitlines()]
     pieces += _SENTENCE_END.split(incident.description)
     kept = [piece.strip() for piece in pieces if len(piece.strip()) >= _MIN_PASSAGE_CHARS]
-    return [*dict.fromkeys(kept), _whole(incident)]
+    texts = [*dict.fromkeys(kept), _whole(incident)]
+    examples = [line for line in incident.examples if line not in kept]
+    return [(text, False) for text in texts] + [(line, True) for line in examples]

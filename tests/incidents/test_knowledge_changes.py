@@ -170,3 +170,23 @@ def test_a_signature_moved_in_the_admin_leaves_its_old_incident(catalog, lena):
     assert _top("frobnicator 7 overheated at step 90") == "quux-other"
     slugs = {s.slug for s in analyze("frobnicator 7 overheated", knowledge_index()).suggestions}
     assert "quux-shard" not in slugs
+
+
+def test_a_signatures_example_lines_let_a_new_wording_find_its_incident(catalog, lena):
+    incident = IncidentFactory(
+        slug="quux-shard", title="Quux index", symptom=QUUX, description="Rebuild it."
+    )
+    new_wording = "ERROR frobnicator unit 4 is overheating, fan at 0 rpm\n"
+    knowledge_index()
+    assert "quux-shard" not in {s.slug for s in analyze(new_wording, knowledge_index()).suggestions}
+
+    services.signature_create(
+        incident=incident,
+        pattern=r"frobnicator \d+ overheated",
+        examples="2024-05-01 12:00:01 WARN frobnicator 3 overheated, fan at 0 rpm",
+        author=lena,
+    )
+    report = analyze(new_wording, knowledge_index())
+
+    assert report.suggestions[0].slug == "quux-shard"  # as a lead: the expression did not match
+    assert report.suggestions[0].evidence[0].kind == "similar"
