@@ -110,6 +110,13 @@ _CALL_SIGNATURE = re2.compile(
     r"|takes (?:from )?\d+ (?:to \d+ )?positional arguments? but \d+ (?:was|were) given"
     r"|got multiple values for (?:keyword )?argument)"
 )
+# An object of a named class used as a dict or a list (`'RunOptions' object does not support item
+# assignment`): code written when that value was a dict or a list, against a release that
+# made it an object. Built-in types are lower case; `NoneType` is a missing value instead.
+_AS_A_CONTAINER = re2.compile(
+    r"TypeError: '[A-Z]\w*' object (?:does not support item (?:assignment|deletion)"
+    r"|is not subscriptable)"
+)
 # The function a call did not fit: `TypeError: Pipeline.run() got …` names `run`.
 _CALLEE = re2.compile(r"TypeError: (?:[\w.]+\.)?(\w+)\(\)")
 _DECORATION = "*`'\" \t>"
@@ -301,7 +308,9 @@ def drift_clues(
     are offered as a lead on that line. So is a call that does not fit its callee's
     signature (`missing 1 required positional argument`) in a tail that shows no frame at all,
     or wherever it was raised when the callee is a private function (`_run_hydra()`) or a
-    method of an object the failing line holds (`self.model.generate(*args)`)."""
+    method of an object the failing line holds (`self.model.generate(*args)`); and, wherever it
+    was raised, an object of a named class used as a dict or a list (`'RunOptions' object
+    does not support item assignment`)."""
     leads = [spec.slug for spec in incidents.values() if spec.drift_lead]
     last = _unexplained_exception(tail, clues, leads)
     if last is None:
@@ -311,6 +320,8 @@ def drift_clues(
         return {}
     path = _raising_frame(tail.lines, last)
     if path is not None and _INSTALLED_CODE.search(path):
+        return _leads(tail, last, leads, kind="drift")
+    if _AS_A_CONTAINER.search(tail.lines[last]):
         return _leads(tail, last, leads, kind="drift")
     callee = _CALLEE.search(tail.lines[last])
     if _CALL_SIGNATURE.search(tail.lines[last]) and (

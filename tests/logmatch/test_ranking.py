@@ -438,6 +438,47 @@ TypeError: prepare_inputs_for_generation() missing 1 required positional argumen
     assert not report.suggestions[0].confident
 
 
+@pytest.mark.parametrize(
+    "error",
+    [
+        "TypeError: 'RunOptions' object does not support item assignment",
+        "TypeError: 'BatchEncoding' object does not support item deletion",
+        "TypeError: 'GenerateDecoderOnlyOutput' object is not subscriptable",
+    ],
+)
+def test_an_object_of_a_named_class_used_as_a_dict_is_a_drift_lead(catalog_index, error):
+    """The job's own code did `run_opts["x"] = 1`: the value was a dict in the release the
+    code was written for."""
+    log = f"""\
+Traceback (most recent call last):
+  File "/home/u/proj/main.py", line 518, in main
+    run_opts["find_unused_parameters"] = True
+{error}
+"""
+    report = analyze(log, catalog_index)
+
+    assert report.suggestions[0].slug == "python-api-drift"
+    assert _drift_lead(report)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        "TypeError: 'int' object is not subscriptable",
+        "TypeError: 'NoneType' object is not subscriptable",
+        "TypeError: 'RunOptions' object is not callable",
+    ],
+)
+def test_a_built_in_or_missing_value_used_as_a_container_is_no_drift_lead(catalog_index, error):
+    log = f"""\
+Traceback (most recent call last):
+  File "/home/u/proj/main.py", line 518, in main
+    value = opts[0]
+{error}
+"""
+    assert not _drift_lead(analyze(log, catalog_index))
+
+
 def test_a_call_that_does_not_fit_in_the_jobs_own_script_is_no_drift_lead(catalog_index):
     log = """\
 Traceback (most recent call last):
