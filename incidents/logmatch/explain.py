@@ -130,6 +130,14 @@ def _describe(clue: Clue, *, as_lead: bool = True) -> Phrase:
             where=where,
             seen=clue.seen,
         )
+    if clue.echo:
+        return Phrase(
+            gettext_noop(
+                "a line it was seen with before resembles %(where)s (similarity %(similarity)s)"
+            ),
+            where=where,
+            similarity=f"{clue.similarity:.2f}",
+        )
     return Phrase(
         gettext_noop("its text resembles %(where)s (similarity %(similarity)s)"),
         where=where,

@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from django.utils import translation
 
+from common.translation import phrase_text
 from incidents.logmatch import IncidentSpec, SignatureSpec, analyze, build_index, telling_examples
 from incidents.logmatch.clues import Clue
 from incidents.logmatch.ranking import CORROBORATION, _combine
@@ -44,6 +46,10 @@ def test_a_new_wording_of_an_example_line_finds_its_incident_as_a_lead():
     assert first.slug == "spooler-quota"
     assert first.evidence[0].kind == "similar"
     assert not report.confident  # a likeness ranks; only a signature or a person confirms
+    with translation.override("en"):
+        assert "line it was seen with before resembles ERROR line 2" in phrase_text(first.why)
+    with translation.override("zh-hans"):
+        assert "它以前出现过的一行日志与" in phrase_text(first.why)
 
 
 def test_without_its_example_lines_the_incident_is_not_found_first():
