@@ -222,7 +222,11 @@ class Signature(models.Model):
         max_length=8000,
         blank=True,
         validators=[MaxLengthValidator(8000)],
-        help_text=_("One log line per line; the expression must match at least one."),
+        help_text=_(
+            "One log line per line; the expression must match at least one. The lines it "
+            "matches also teach the fallback: a log line worded like them finds this incident "
+            "as a lead even where the expression does not match."
+        ),
     )
     unless = models.CharField(
         _("ruled out by (RE2)"),
