@@ -294,8 +294,8 @@ def telling_examples(patterns: Iterable[tuple[str, Iterable[str]]]) -> tuple[str
     them or the log prefix (time, process, source line) that any failure could have."""
     telling: dict[str, None] = {}
     for pattern, examples in patterns:
-        try:
-            expression = compiled(pattern)
+        try:  # once, while the book is read: not kept among the compiled patterns
+            expression = re2.compile(pattern, re2_options())
         except re2.error:
             continue
         for example in examples:
