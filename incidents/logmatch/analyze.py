@@ -22,7 +22,7 @@ from .clues import (
     stage_clues,
     trend_clues,
 )
-from .jobs import failed_job_log
+from .jobs import cause_above, failed_job_log
 from .levels import classify
 from .masking import mask_line
 from .ranking import rank
@@ -154,14 +154,19 @@ def analyze(
         redactions=redactions,
         extra={
             "floods": [number for number, found in enumerate(groups) if found.flood],
-            **_job_log(lines),
+            **_where_the_cause_is(lines, levels),
         },
     )
 
 
-def _job_log(lines: Sequence[str]) -> dict[str, object]:
-    named = failed_job_log(lines)
-    return {"job_log": {"line": named.number, "path": named.text}} if named else {}
+def _where_the_cause_is(lines: Sequence[str], levels: Sequence[Level]) -> dict[str, object]:
+    """The failed jobs' log a tail names, or else the line that only reports an earlier
+    failure, whose cause is above it."""
+    if named := failed_job_log(lines):
+        return {"job_log": {"line": named.number, "path": named.text}}
+    if summary := cause_above(lines, levels):
+        return {"cause_above": {"line": summary.number}}
+    return {}
 
 
 def _last_errors(lines: Sequence[str], levels: Sequence[Level]) -> tuple[Line, ...]:

@@ -95,6 +95,7 @@ _CONSEQUENCE = re2.compile(
     r"|\bBackground loop has errored\b"
     r"|\bReceived (?:15|(?:Signals\.)?SIGTERM) death signal\b"
     r"|\bEngine core initialization failed\. See root cause above\b|\bEngineCore failed to start\b"
+    r"|\bEngine process failed to start\b"
     r"|\bWorkerProc (?:failed to start|hit an exception)\b|\bWorker proc \S+ died unexpectedly\b"
     r"|\bWorker \S+ pid \d+ died, exit code\b|\bShard \d+ failed to start\b|\bShardCannotStart\b"
     r"|\bReceived sigquit from a child process\b"

@@ -1,8 +1,11 @@
-"""Where a parallel step's failed jobs wrote their cause.
+"""Where a failure's cause was written, when the tail itself only reports the failure.
 
 Kaldi's run.pl, queue.pl and slurm.pl (and their kin: ssh.pl, pbspro.pl …) end a step whose
 jobs failed by naming the jobs' log, and what went wrong is in there, not in the recipe's
-own output. A tail that ends so explains nothing by itself: the page says where to look.
+own output. Launchers, engines and build tools end with a line that only reports that
+something before it failed (`Engine process failed to start`, `ChildFailedError`,
+`make: *** … Error 2`): the cause is in the lines above. A tail that ends so explains nothing
+by itself: the page says where to look.
 """
 
 from __future__ import annotations
@@ -11,10 +14,14 @@ from collections.abc import Sequence
 
 import re2
 
-from .types import Line
+from .generic import is_consequence
+from .types import Level, Line
 
 _NAMES_JOB_LOG = re2.compile(r"\w\.pl: (?:job failed|\d+ / \d+ failed)\b.*\blog is in (\S+)\s*$")
 _FILE_HEADER = re2.compile(r"^==> .+ <==\s*$")  # how `tail` heads each of several files
+# Consequences whose cause is not in the lines above: the kernel's OOM killer (dmesg), and a
+# scheduler that names its reason on the same line.
+_CAUSE_ELSEWHERE = re2.compile(r"(?:^|\s)Killed\s*$|\bCANCELLED AT\b")
 LOOK_BACK = 20
 
 
@@ -27,4 +34,18 @@ def failed_job_log(lines: Sequence[str]) -> Line | None:
             return None
         if "log is in" in lines[number] and (found := _NAMES_JOB_LOG.search(lines[number])):
             return Line(number + 1, found.group(1))
+    return None
+
+
+def cause_above(lines: Sequence[str], levels: Sequence[Level]) -> Line | None:
+    """The tail's last error line, when it is near the end and only reports that something
+    before it failed (a launcher's, an engine's or a build tool's summary), as (line, text)."""
+    start = max(0, len(lines) - LOOK_BACK)
+    for number in range(len(lines) - 1, start - 1, -1):
+        line = lines[number]
+        if levels[number] is not Level.ERROR or not any(c.isalpha() for c in line):
+            continue  # a rule of `=` under the error is part of it
+        if is_consequence(line) and not _CAUSE_ELSEWHERE.search(line):
+            return Line(number + 1, line)
+        return None
     return None

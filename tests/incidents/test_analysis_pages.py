@@ -307,3 +307,26 @@ def test_the_explanation_names_the_signature_as_its_incident_page_shows_it(alice
     incident_page = alice_client.get(reverse("incidents:incident-detail", args=["gpu-oom"]))
     assert f'id="signature-{hit.pk}"' in incident_page.content.decode()
     assert f"#{hit.pk}</span>" in incident_page.content.decode()
+
+
+ENGINE_FAILED_TAIL = """\
+INFO 11-05 10:00:01 api_server.py:585] vLLM API server version 0.6.3
+INFO 11-05 10:00:09 config.py:1652] Downcasting torch.float32 to torch.float16.
+Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/vllm/entrypoints/openai/api_server.py", line 194, in build_async_engine_client_from_engine_args
+    raise RuntimeError(
+RuntimeError: Engine process failed to start
+"""
+
+
+def test_a_tail_ending_in_a_summary_of_an_earlier_failure_asks_for_the_lines_before_it(
+    alice_client, catalog
+):
+    analysis = _analysed(alice_client, log=ENGINE_FAILED_TAIL)
+    assert not analysis.confident
+    page = alice_client.get(analysis.get_absolute_url()).content.decode()
+    assert "Line 6 only reports that something before it failed" in page
+
+    alice_client.post(reverse("language-set"), {"language": "zh-hans", "next": "/"})
+    page = alice_client.get(analysis.get_absolute_url()).content.decode()
+    assert "第 6 行只是报告它之前有东西失败了" in page
