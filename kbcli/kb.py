@@ -285,6 +285,11 @@ def _render(analysis: dict) -> str:
     if not analysis["confident"]:
         key = (report.get("key_line") or {}).get("text", "")
         out.append(f"no confident match. key line: {key}")
+        if above := report.get("cause_above"):
+            out.append(
+                f"line {above['line']} only reports that something before it failed: "
+                "send more of the log, from before that line"
+            )
     for rank, s in enumerate(suggestions, start=1):
         mark = "confident" if s["confident"] else "weak"
         out.append(f"\n{rank}. {s['title']}  [{s['slug']}]  score {s['score']:.2f} ({mark})")
