@@ -222,16 +222,16 @@ class SimilarityIndex:
         norm = math.sqrt(sum(weight * weight for weight in weights.values())) or 1.0
         return {feature: weight / norm for feature, weight in weights.items()}
 
-    def score(self, text: str, *, examples: bool = True) -> dict[str, float]:
+    def score(self, text: str) -> dict[str, float]:
         """Cosine of `text` against every incident that shares a feature with it, by slug.
 
-        An incident scores the best cosine of its passages (without its signatures' example
-        lines unless `examples`).
+        An incident scores the best cosine of its passages.
         """
-        return {slug: value for slug, (value, _) in self.scored(text, examples=examples).items()}
+        return {slug: value for slug, (value, _) in self.scored(text).items()}
 
     def scored(self, text: str, *, examples: bool = True) -> dict[str, tuple[float, bool]]:
-        """`score`, each with whether its best passage is an example line."""
+        """`score`, each with whether its best passage is an example line of its signatures
+        (those passages left out unless `examples`)."""
         query = self._normalised(features(text))
         # The heaviest features carry the cosine; the light ones would only cost time.
         heaviest = sorted(query.items(), key=lambda item: -item[1])[:_QUERY_FEATURES]
