@@ -69,6 +69,11 @@ _QUERY_FEATURES = 80  # of a query, only the heaviest features are looked up
 # such word tells more than two common ones, but a passage that shares only that one word is a
 # faint likeness (its cosine counts THIN_FACTOR), never an answer on its own.
 MIN_SHARED_UNITS = 2
+# An example line of an incident's signatures counts this share of its cosine: only a line
+# worded nearly like it resembles it as much as the incident's own words, so a new wording of
+# a known failure finds its incident, and an incident known only by its words (filed without
+# signatures) is not crowded out by other incidents' example lines.
+EXAMPLE_FACTOR = 0.5
 RARE_IN = 2
 THIN_FACTOR = 0.5
 _SENTENCE_END = re.compile(r"(?<=[。；！？])|(?<=[.;!?])\s+|\n+")
@@ -261,6 +266,8 @@ class SimilarityIndex:
                     value, incident = sums[passage], owners[passage]
                     if units < MIN_SHARED_UNITS:
                         value *= THIN_FACTOR
+                    if passage in part.examples:
+                        value *= EXAMPLE_FACTOR
                     if value > best.get(incident, 0.0):
                         best[incident] = value
                         from_example[incident] = passage in part.examples
