@@ -10,11 +10,10 @@ from django.utils import translation
 
 from common.translation import phrase_text
 from incidents.logmatch import IncidentSpec, SignatureSpec, analyze, build_index, telling_examples
-from incidents.logmatch.clues import Clue
 from incidents.logmatch.ranking import CORROBORATION, _combine
-from incidents.logmatch.types import Level
 
 from .conftest import SMALL_INCIDENTS, SMALL_SIGNATURES
+from .test_unseen_wordings import _clue
 
 SPOOLER = IncidentSpec(
     slug="spooler-quota",
@@ -97,25 +96,10 @@ def test_an_example_line_is_kept_from_where_its_expression_matched(pattern, exam
     assert telling_examples([(pattern, examples)]) == expected
 
 
-def _clue(line: int, kind: str, strength: float, *, echo: bool = False) -> Clue:
-    return Clue(
-        line=line,
-        text=f"line {line}",
-        kind=kind,
-        signature="sig" if kind == "signature" else None,
-        level=Level.ERROR,
-        strength=strength,
-        generic=False,
-        similarity=0.5 if kind == "similar" else 0.0,
-        source=f"{kind}:{line}",
-        echo=echo,
-    )
-
-
 def test_a_line_like_the_incidents_own_example_lines_is_no_further_proof():
     signature = _clue(3, "signature", 0.6)
-    echo = _clue(5, "similar", 0.4, echo=True)
-    likeness = _clue(7, "similar", 0.4)
+    echo = replace(_clue(5, "similar", 0.4, similarity=0.5), echo=True)
+    likeness = _clue(7, "similar", 0.4, similarity=0.5)
 
     assert _combine([signature, echo]) == pytest.approx(0.6)
     assert _combine([signature, echo, likeness]) == pytest.approx(0.6 + CORROBORATION * 0.4)
