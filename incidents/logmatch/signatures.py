@@ -294,16 +294,23 @@ def telling_examples(patterns: Iterable[tuple[str, Iterable[str]]]) -> tuple[str
     them or the log prefix (time, process, source line) that any failure could have."""
     telling: dict[str, None] = {}
     for pattern, examples in patterns:
-        try:  # once, while the book is read: not kept among the compiled patterns
-            expression = re2.compile(pattern, re2_options())
-        except re2.error:
-            continue
-        for example in examples:
-            for line in example.splitlines():
-                found = expression.search(line)
-                if found and (told := line[found.start() :].strip()):
-                    telling[told] = None
+        telling.update(dict.fromkeys(_told(pattern, tuple(examples))))
     return tuple(telling)
+
+
+@functools.lru_cache(maxsize=200_000)  # a rebuilt index reads only new signatures' examples
+def _told(pattern: str, examples: tuple[str, ...]) -> tuple[str, ...]:
+    try:  # a throwaway RE2: not kept among the compiled patterns, which search tails
+        expression = re2.compile(pattern, re2_options())
+    except re2.error:
+        return ()
+    told = []
+    for example in examples:
+        for line in example.splitlines():
+            found = expression.search(line)
+            if found and (text := line[found.start() :].strip()):
+                told.append(text)
+    return tuple(told)
 
 
 def _symptom_counter(line: str, signatures: Sequence[Signature]) -> str:
