@@ -19,9 +19,13 @@ from .types import Level, Line
 
 _NAMES_JOB_LOG = re2.compile(r"\w\.pl: (?:job failed|\d+ / \d+ failed)\b.*\blog is in (\S+)\s*$")
 _FILE_HEADER = re2.compile(r"^==> .+ <==\s*$")  # how `tail` heads each of several files
-# Consequences whose cause is not in the lines above: the kernel's OOM killer (dmesg), and a
-# scheduler that names its reason on the same line.
-_CAUSE_ELSEWHERE = re2.compile(r"(?:^|\s)Killed\s*$|\bCANCELLED AT\b")
+# Consequences whose cause is not in the lines above: a process killed by signal 9 (most often
+# the kernel's OOM killer, which says so in dmesg), and a scheduler that names its reason on
+# the same line.
+_CAUSE_ELSEWHERE = re2.compile(
+    r"(?:^|\s)Killed\s*$|\bSIGKILL\b|\bexit ?(?:code|status)\W{0,3}(?:-9|137)\b"
+    r"|\bCANCELLED AT\b"
+)
 LOOK_BACK = 20
 
 
