@@ -130,19 +130,14 @@ def _describe(clue: Clue, *, as_lead: bool = True) -> Phrase:
             where=where,
             seen=clue.seen,
         )
-    if clue.echo:
-        return Phrase(
-            gettext_noop(
-                "a line it was seen with before resembles %(where)s (similarity %(similarity)s)"
-            ),
-            where=where,
-            similarity=f"{clue.similarity:.2f}",
+    resembling = (
+        gettext_noop(
+            "a line it was seen with before resembles %(where)s (similarity %(similarity)s)"
         )
-    return Phrase(
-        gettext_noop("its text resembles %(where)s (similarity %(similarity)s)"),
-        where=where,
-        similarity=f"{clue.similarity:.2f}",
+        if clue.echo
+        else gettext_noop("its text resembles %(where)s (similarity %(similarity)s)")
     )
+    return Phrase(resembling, where=where, similarity=f"{clue.similarity:.2f}")
 
 
 def _decisive_reason(tail: Tail, winner: Candidate, runner_up: Candidate) -> Phrase:
