@@ -34,7 +34,8 @@ def test_a_summary_of_an_earlier_failure_points_above_itself(small_index, tail, 
     "tail",
     [
         "epoch 3 step 120\nKilled\n",  # the OOM killer's reason is in dmesg, not above
-        "torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0\n",
+        "subprocess.CalledProcessError: Command '['python', 'prep.py']' returned non-zero "
+        "exit status -9.\n",
         "make: *** [Makefile:12: all] Error 137\nERROR: process exited with exit code 137\n",
         "slurmstepd: error: *** JOB 4242 ON node7 CANCELLED AT 2024-05-01T10:00:00 ***\n",
         "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB\n",  # it says why itself
