@@ -85,8 +85,9 @@ _LOG_PREFIX = (
     r"|\((?:[\w.-]+ )?pid=\d+(?:, ip=[\w.:-]+)?\)\s*"
     r"|[A-Z]+ \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[\w.-]+:\d+\]\s*)*"
 )
+# pytest marks the exception's lines with `E` (`E       TypeError: …`).
 _EXCEPTION_LINE = re2.compile(
-    r"^" + _LOG_PREFIX + r"[\s>|*`'\"]*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception))\b: "
+    r"^" + _LOG_PREFIX + r"[\s>|*`'\"]*(?:E\s+)?(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception))\b: "
 )
 _API_ERRORS = frozenset({"AttributeError", "ImportError", "KeyError", "TypeError", "NameError"})
 _ABOUT_NONE = re2.compile(r"'NoneType' object")
@@ -100,6 +101,9 @@ EXCEPTION_REACH = 1000  # lines from the end where the exception that ends a run
 _IPYTHON_FRAME = re2.compile(
     r"^\s*(?:File\s+)?\[?((?:[A-Za-z]:)?[~/\\][^\s\]]*\.py)(?::\d+)?\]?(?:\(\S*\))?,?\s+in\s+\S"
 )
+# pytest names the raising frame after the exception (`…/site-packages/x/fetch.py:116: TypeError`).
+_PYTEST_LOCATION = re2.compile(r"^\s*(\S+\.py):\d+: (?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\s*$")
+_PYTEST_REACH = 3  # the location line follows the `E` lines and a blank line
 _IPYTHON_CONTEXT = re2.compile(r"^\s*(?:-*>\s*)?\d+(?:\s|$)|^\s*(?:\.\.\.|\(\.\.\.\))\s*$|^\s*$")
 # A call whose arguments do not fit the callee's signature: Python raises it at the call site,
 # so the frame says who called, not whose signature moved. With no frame in the tail at all
@@ -432,7 +436,11 @@ def _calls_a_method(lines: Sequence[str], exception: int, callee: str) -> bool:
 
 def _raising_frame(lines: Sequence[str], exception: int) -> str | None:
     """The file of the frame right above the exception line: within a frame's few lines of
-    source, or an IPython frame past any number of its numbered source lines."""
+    source, or an IPython frame past any number of its numbered source lines; in pytest's
+    layout, the location line right below it."""
+    for index in range(exception + 1, min(len(lines), exception + 1 + _PYTEST_REACH)):
+        if pytest := _PYTEST_LOCATION.search(lines[index]):
+            return pytest.group(1)
     for distance, index in enumerate(range(exception - 1, -1, -1), 1):
         if distance <= _CODE_CONTEXT_LINES and (path := _frame(lines[index])):
             return path

@@ -479,6 +479,39 @@ Traceback (most recent call last):
     assert not _drift_lead(analyze(log, catalog_index))
 
 
+_PYTEST_FAILURE = """\
+    def test_load():
+>       model = load_model("tiny")
+
+tests/test_model.py:12:
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _
+
+    def load_model(name):
+>       return hub.cached_download(name).config.get_text_config()
+E       AttributeError: 'PretrainedConfig' object has no attribute 'get_text_config'
+
+{where}:33: AttributeError
+"""
+
+
+def test_an_api_error_in_pytests_layout_raised_in_installed_code_is_a_drift_lead(catalog_index):
+    """pytest marks the exception with `E` and names the raising file below it."""
+    where = "../miniconda3/lib/python3.9/site-packages/speechbrain/pretrained/fetching.py"
+
+    report = analyze(_PYTEST_FAILURE.format(where=where), catalog_index)
+
+    assert report.suggestions[0].slug == "python-api-drift"
+    assert _drift_lead(report)
+
+
+def test_an_api_error_in_pytests_layout_raised_in_the_projects_code_is_no_drift_lead(
+    catalog_index,
+):
+    report = analyze(_PYTEST_FAILURE.format(where="src/model/loading.py"), catalog_index)
+
+    assert not _drift_lead(report)
+
+
 def test_a_call_that_does_not_fit_in_the_jobs_own_script_is_no_drift_lead(catalog_index):
     log = """\
 Traceback (most recent call last):
