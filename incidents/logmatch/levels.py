@@ -38,6 +38,9 @@ E, W, I = Level.ERROR, Level.WARNING, Level.INFO  # noqa: E741 - table readabili
 
 _EXCEPTION_CLASS = r"(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*)?(?:Error|Exception|Exit|Interrupt|Fault)"
 
+_LOGCAT_TAG = r"[\w.$-]+(?:\(\s*\d+\))?: "  # `VoskAPI: `, `VoskAPI( 1234): `
+_LOGCAT_TIME = r"\d\d-\d\d [\d:.]+\s+\d+\s+\d+"  # `01-02 12:34:56.789  1702  2395`
+
 # (what it recognises, pattern, level). The first rule whose pattern is found decides.
 # Patterns are RE2 syntax (no look-arounds; \w, \s and \b are ASCII): all of them run at once
 # as one RE2 set, so a line costs one scan however long the table grows.
@@ -52,6 +55,10 @@ RULES: tuple[tuple[str, str, Level], ...] = (
     ("kaldi error", r"^(?:ERROR|ASSERTION_FAILED) \(", E),
     ("kaldi warning", r"^WARNING \(", W),
     ("kaldi log", r"^(?:LOG|VLOG\[\d+\]) \(", I),
+    # Android's logcat: `E/VoskAPI: …` (brief) or `01-02 12:34:56.789  123  456 E Tag: …`.
+    ("logcat error", rf"^(?:[EFA]/{_LOGCAT_TAG}|{_LOGCAT_TIME} [EFA] )", E),
+    ("logcat warning", rf"^(?:W/{_LOGCAT_TAG}|{_LOGCAT_TIME} W )", W),
+    ("logcat info", rf"^(?:[VDI]/{_LOGCAT_TAG}|{_LOGCAT_TIME} [VDI] )", I),
     ("glog error", r"(?:^|[\s\]:])[EF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)? +\d+ [\w.\-]+:\d+\]", E),
     ("glog warning", r"(?:^|[\s\]:])W\d{4} \d\d:\d\d:\d\d(?:\.\d+)? +\d+ [\w.\-]+:\d+\]", W),
     ("glog info", r"(?:^|[\s\]:])I\d{4} \d\d:\d\d:\d\d(?:\.\d+)? +\d+ [\w.\-]+:\d+\]", I),
@@ -113,7 +120,10 @@ RULES: tuple[tuple[str, str, Level], ...] = (
         r"|\b\w+\([^()]{0,120}\) failed\b"
         r"|\bNo such file or directory\b|\bNot a directory\b"
         r"|\bNo space left on device\b|\b[Cc]annot allocate memory\b|\b[Oo]ut of memory\b"
-        r"|\bcommand not found\b|\bnon-zero exit status\b|\bexit (?:code|status):? [1-9]", E),
+        r"|\bcommand not found\b|\bnon-zero exit status\b|\bexit (?:code|status):? [1-9]"
+        r"|\bcomando (?:não encontrado|no encontrado|non trovato)|\borden no encontrada"
+        r"|\bcommande introuvable|\bBefehl nicht gefunden|команда не найдена"
+        r"|未找到命令|找不到命令", E),
     ("chinese error", r"错误|失败|异常|报错", E),
     ("python warning", r"\b[A-Z]\w*Warning:", W),
     ("warning:", r"(?:^|[\s:\]])(?:[Ww]arning):", W),

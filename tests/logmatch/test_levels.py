@@ -25,6 +25,17 @@ SINGLE_LINES = [
     # The shell failing to run a script: `Not a directory` as much as `No such file or directory`
     ("./run.sh: line 22: utils/prepare_lang.sh: Not a directory", E),
     ("run.sh: line 64: utils/parse_options.sh: No such file or directory", E),
+    # The shell's `command not found` in other system languages
+    ("wsj/s5/utils/prepare_lang.sh: linha 466: fstcompile: comando não encontrado", E),
+    ("utils/prepare_lang.sh: 行 493: fstaddselfloops: 未找到命令", E),
+    ("run.sh: Zeile 3: steps/align_si.sh: Befehl nicht gefunden", E),
+    # Android's logcat, brief and threadtime layouts; a tag or message that says nothing of errors
+    ("E/VoskAPI: MaybeCreateResampler():online-feature.cc:99) Sampling frequency mismatch", E),
+    ("A/libc: Fatal signal 6 (SIGABRT), code -6 (SI_TKILL) in tid 29975 (pool-8-thread-1)", E),
+    ("W/VoskAPI( 1234): Model loaded slowly", W),
+    ("I/VoskAPI: Decoding finished", I),
+    ("03-17 16:13:38.811  1702  2395 E Sherpa  : Wave file has an unknown sample rate", E),
+    ("03-17 16:13:38.811  1702  2395 D Sherpa  : Error rate 0.12 on the batch", I),
     # Python logging
     ("2024-01-01 12:00:00,123 - trainer - ERROR - step failed", E),
     ("2024-01-01 12:00:00,123 - trainer - WARNING - slow step", W),
