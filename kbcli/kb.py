@@ -290,6 +290,11 @@ def _render(analysis: dict) -> str:
                 f"line {above['line']} only reports that something before it failed: "
                 "send more of the log, from before that line"
             )
+        if cut := report.get("cut_in_traceback"):
+            out.append(
+                f"the log stops inside a traceback at line {cut['line']}: "
+                "send the lines after it, down to the exception"
+            )
     for rank, s in enumerate(suggestions, start=1):
         mark = "confident" if s["confident"] else "weak"
         out.append(f"\n{rank}. {s['title']}  [{s['slug']}]  score {s['score']:.2f} ({mark})")

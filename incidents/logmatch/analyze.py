@@ -22,7 +22,7 @@ from .clues import (
     stage_clues,
     trend_clues,
 )
-from .jobs import cause_above, failed_job_log
+from .jobs import cause_above, cut_in_traceback, failed_job_log
 from .levels import classify
 from .masking import mask_line
 from .ranking import rank
@@ -161,11 +161,14 @@ def analyze(
 
 def _where_the_cause_is(lines: Sequence[str], levels: Sequence[Level]) -> dict[str, object]:
     """The failed jobs' log a tail names, or else the line that only reports an earlier
-    failure, whose cause is above it."""
+    failure, whose cause is above it, or else the traceback frame the tail stops at, whose
+    exception is below it."""
     if named := failed_job_log(lines):
         return {"job_log": {"line": named.number, "path": named.text}}
     if summary := cause_above(lines, levels):
         return {"cause_above": {"line": summary.number}}
+    if frame := cut_in_traceback(lines):
+        return {"cut_in_traceback": {"line": frame.number}}
     return {}
 
 

@@ -4,8 +4,9 @@ Kaldi's run.pl, queue.pl and slurm.pl (and their kin: ssh.pl, pbspro.pl …) end
 jobs failed by naming the jobs' log, and what went wrong is in there, not in the recipe's
 own output. Launchers, engines and build tools end with a line that only reports that
 something before it failed (`Engine process failed to start`, `ChildFailedError`,
-`make: *** … Error 2`): the cause is in the lines above. A tail that ends so explains nothing
-by itself: the page says where to look.
+`make: *** … Error 2`): the cause is in the lines above. A tail that stops inside a Python
+traceback, at a frame, was cut before the exception that ends it: the cause is in the lines
+below. A tail that ends so explains nothing by itself: the page says where to look.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 
 import re2
 
-from .generic import is_consequence
+from .generic import follows_frame, frame_path, is_consequence
 from .types import Level, Line
 
 _NAMES_JOB_LOG = re2.compile(r"\w\.pl: (?:job failed|\d+ / \d+ failed)\b.*\blog is in (\S+)\s*$")
@@ -52,4 +53,18 @@ def cause_above(lines: Sequence[str], levels: Sequence[Level]) -> Line | None:
         if is_consequence(line) and not _CAUSE_ELSEWHERE.search(line):
             return Line(number + 1, line)
         return None
+    return None
+
+
+def cut_in_traceback(lines: Sequence[str]) -> Line | None:
+    """The tail's last line, when it is a Python traceback's frame (`File "…", line N`) or the
+    source line under one: the paste stops before the exception that ends the traceback."""
+    number = len(lines) - 1
+    while number >= 0 and not lines[number].strip():
+        number -= 1
+    if number < 0:
+        return None
+    line = lines[number]
+    if frame_path(line) or (number > 0 and follows_frame(lines[number - 1], line)):
+        return Line(number + 1, line)
     return None

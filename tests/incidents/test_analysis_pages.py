@@ -330,3 +330,23 @@ def test_a_tail_ending_in_a_summary_of_an_earlier_failure_asks_for_the_lines_bef
     alice_client.post(reverse("language-set"), {"language": "zh-hans", "next": "/"})
     page = alice_client.get(analysis.get_absolute_url()).content.decode()
     assert "第 6 行只是报告它之前有东西失败了" in page
+
+
+CUT_TAIL = """\
+INFO 11-05 10:00:01 api_server.py:585] vLLM API server version 0.6.3
+Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/vllm/worker/worker.py", line 151, in init_device
+    torch.cuda.set_device(self.device)
+  File "/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py", line 399, in set_device
+"""
+
+
+def test_a_tail_cut_inside_a_traceback_asks_for_the_lines_after_it(alice_client, catalog):
+    analysis = _analysed(alice_client, log=CUT_TAIL)
+    assert not analysis.confident
+    page = alice_client.get(analysis.get_absolute_url()).content.decode()
+    assert "What you pasted stops inside a traceback, at line 5" in page
+
+    alice_client.post(reverse("language-set"), {"language": "zh-hans", "next": "/"})
+    page = alice_client.get(analysis.get_absolute_url()).content.decode()
+    assert "你粘贴的内容停在了一段 traceback 中间（第 5 行）" in page

@@ -34,3 +34,16 @@ def test_a_tail_that_says_why_gets_no_such_advice():
     text = _render(_analysis({"key_line": {"text": "frobnicator exploded"}}))
 
     assert "only reports" not in text
+
+
+def test_a_tail_cut_inside_a_traceback_asks_for_the_lines_after_it():
+    text = _render(
+        _analysis(
+            {
+                "key_line": {"text": "torch.cuda.set_device(self.device)"},
+                "cut_in_traceback": {"line": 5},
+            }
+        )
+    )
+
+    assert "the log stops inside a traceback at line 5" in text

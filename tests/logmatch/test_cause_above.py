@@ -45,3 +45,50 @@ def test_a_summary_of_an_earlier_failure_points_above_itself(small_index, tail, 
 )
 def test_a_line_that_says_why_or_points_elsewhere_gets_no_such_hint(small_index, tail):
     assert "cause_above" not in analyze(tail, small_index).extra
+
+
+@pytest.mark.parametrize(
+    ("tail", "line"),
+    [
+        (
+            "Traceback (most recent call last):\n"
+            '  File "/opt/app/train.py", line 40, in <module>\n'
+            "    main()\n"
+            '  File "/opt/app/train.py", line 31, in main\n',
+            4,
+        ),
+        (
+            "Traceback (most recent call last):\n"
+            '  File "/opt/app/train.py", line 40, in <module>\n'
+            "    main()\n\n",
+            3,
+        ),
+        (
+            "(VllmWorkerProcess pid=38) ERROR 09-23 19:56:34 [multiproc_worker_utils.py:238]   "
+            'File "/env/site-packages/torch_npu/npu/utils.py", line 87, in current_device\n'
+            "(VllmWorkerProcess pid=38) ERROR 09-23 19:56:34 [multiproc_worker_utils.py:238]     "
+            "torch_npu.npu._lazy_init()\n",
+            2,
+        ),
+    ],
+)
+def test_a_tail_cut_inside_a_traceback_points_below_itself(small_index, tail, line):
+    report = analyze(tail, small_index)
+
+    assert report.extra["cut_in_traceback"] == {"line": line}
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "Traceback (most recent call last):\n"
+        '  File "/opt/app/train.py", line 40, in <module>\n'
+        "    main()\n"
+        "ValueError: bad shape\n",
+        '  File "/opt/app/train.py", line 40, in <module>\n'
+        "    main()\n"
+        "epoch 3 step 120 loss 2.31\n",
+    ],
+)
+def test_a_traceback_that_reaches_its_exception_gets_no_such_hint(small_index, tail):
+    assert "cut_in_traceback" not in analyze(tail, small_index).extra
