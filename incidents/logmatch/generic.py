@@ -32,6 +32,8 @@ GENERIC_SAMPLES = (
     "subprocess.CalledProcessError: Command '['bash', 'run.sh']' returned non-zero exit status 1.",
     "make: *** [Makefile:12: all] Error 2",
     '  File "/usr/lib/python3/site-packages/torch/nn/modules/module.py", line 1501, in _call_impl',
+    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+    "[ERROR] 2025-06-23-10:51:59 (PID:603, Device:0, RankID:-1) ERR00100 PTA call acl api failed.",
 )
 
 # Every pattern here runs on pasted lines: RE2, so the work is linear in the line.
@@ -41,6 +43,24 @@ GENERIC_SAMPLES = (
 _FRAME = re2.compile(
     r'(?:^|[\])|>]:?\s|\s\s)\s*File "[^"]*", line \d+(?:, in \S+)?\s*$'
     r"|^\s*(?:at [\w.$]+\(|#\d+\s+0x[0-9a-f]+)"
+)
+# The advice a runtime prints under every error of a kind, whatever went wrong: how to get
+# an exact stack trace (CUDA_LAUNCH_BLOCKING, ASCEND_LAUNCH_BLOCKING, TORCH_USE_CUDA_DSA),
+# where to read more (the Ascend log, TORCH_LOGS), torch_npu's summary of a failed ACL or HCCL
+# call (`ERR00100 PTA call acl api failed`) and the category ACL gives its errors. Only as
+# the end of a line: a line that quotes a whole log (`…failed\\n[Error]: …`) says more.
+_BOILERPLATE = re2.compile(
+    r"(?:CUDA kernel errors might be asynchronously reported at some other API call"
+    r"|\bFor debugging consider passing CUDA_LAUNCH_BLOCKING=1"
+    r"|\bCompile with .?TORCH_USE_CUDA_DSA.? to enable device-side assertions"
+    r"|\bSince the operator is called asynchronously, the stacktrace may be inaccurate"
+    r"|\bASCEND_LAUNCH_BLOCKING=1 will force ops to run in synchronous mode"
+    r"|\bRectify the fault based on the error information in the ascend log"
+    r"|\bThe Inner error is reported as above\b"
+    r"|\bThe internal ACL of the system is incorrect\b"
+    r"|\bERR\d{5} [A-Z]+ (?:call \w+ api failed|internal error)\b"
+    r"|\bSet TORCH_LOGS=\S+ and TORCHDYNAMO_VERBOSE=1 for more information"
+    r"|\bYou can suppress this exception and fall back to eager by setting)[^\\]{0,240}$"
 )
 _NOISE = re2.compile(
     r"\b[\w.]*(?:Error|Exception|Exit|Warning)\b"  # exception and warning class names
@@ -179,7 +199,7 @@ def is_fallout(line: str) -> bool:
 @functools.lru_cache(maxsize=8192)  # asked once per signature hit: the same lines again
 def is_generic(line: str) -> bool:
     """True when `line` alone does not say what went wrong (see the module docstring)."""
-    if _FRAME.search(line):
+    if _FRAME.search(line) or _BOILERPLATE.search(line):
         return True
     if _TELLING_CODE.search(line):
         return False

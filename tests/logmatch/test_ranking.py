@@ -718,6 +718,31 @@ def test_a_line_that_is_only_an_exception_class_is_told_by_the_class_name(line, 
     assert is_generic(line) is generic
 
 
+CUDA_ADVICE = """\
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+For debugging consider passing CUDA_LAUNCH_BLOCKING=1
+Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.
+"""
+ASCEND_ADVICE = """\
+ERROR 06-23 10:51:59 [engine.py:458] The Inner error is reported as above. The process exits for this inner error, and the current working operator name is Identity.
+ERROR 06-23 10:51:59 [engine.py:458] Since the operator is called asynchronously, the stacktrace may be inaccurate. If you want to get the accurate stacktrace, pleace set the environment variable ASCEND_LAUNCH_BLOCKING=1.
+ERROR 06-23 10:51:59 [engine.py:458] Note: ASCEND_LAUNCH_BLOCKING=1 will force ops to run in synchronous mode, resulting in performance degradation. Please unset ASCEND_LAUNCH_BLOCKING in time after debugging.
+[ERROR] 2025-06-23-10:51:59 (PID:603, Device:0, RankID:-1) ERR00100 PTA call acl api failed.
+[Error]: The internal ACL of the system is incorrect.
+        Rectify the fault based on the error information in the ascend log.
+"""
+
+
+@pytest.mark.parametrize("advice", [CUDA_ADVICE, ASCEND_ADVICE], ids=["cuda", "ascend"])
+def test_the_advice_a_runtime_prints_under_every_error_says_nothing(catalog_index, advice):
+    """How to get an exact stack trace and where to read more come with every CUDA or Ascend
+    error: a tail cut before the real one is not any incident's, least of all confidently."""
+    report = analyze(advice, catalog_index)
+
+    assert not report.suggestions
+    assert all(is_generic(line) for line in advice.splitlines())
+
+
 def _config_lead(report) -> bool:
     """Whether some suggestion rests on the config lead."""
     return any(e.kind == "config" for s in report.suggestions for e in s.evidence)
