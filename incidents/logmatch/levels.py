@@ -119,6 +119,7 @@ RULES: tuple[tuple[str, str, Level], ...] = (
         r"|\bundefined reference to\b|\b[1-9]\d* (?:/ \d+ )?(?:jobs? |tasks? )?failed\b"
         r"|\b\w+\([^()]{0,120}\) failed\b"
         r"|\bNo such file or directory\b|\bNot a directory\b"
+        r"|\b(?:has|have) died\b|\bis dead because\b|\bdied unexpectedly\b"
         r"|\bNo space left on device\b|\b[Cc]annot allocate memory\b|\b[Oo]ut of memory\b"
         r"|\bcommand not found\b|\bnon-zero exit status\b|\bexit (?:code|status):? [1-9]"
         r"|\bcomando (?:não encontrado|no encontrado|non trovato)|\borden no encontrada"

@@ -25,6 +25,14 @@ SINGLE_LINES = [
     # The shell failing to run a script: `Not a directory` as much as `No such file or directory`
     ("./run.sh: line 22: utils/prepare_lang.sh: Not a directory", E),
     ("run.sh: line 64: utils/parse_options.sh: No such file or directory", E),
+    # A process or actor that died (Ray's ActorDiedError detail, a worker that died)
+    (
+        "The actor is dead because its worker process has died. Worker exit type: "
+        "NODE_OUT_OF_MEMORY Worker exit detail: Task was killed due to the node running low "
+        "on memory.",
+        E,
+    ),
+    ("Worker proc VllmWorker-0 died unexpectedly, shutting down executor.", E),
     # The shell's `command not found` in other system languages
     ("wsj/s5/utils/prepare_lang.sh: linha 466: fstcompile: comando não encontrado", E),
     ("utils/prepare_lang.sh: 行 493: fstaddselfloops: 未找到命令", E),
