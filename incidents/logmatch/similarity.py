@@ -24,9 +24,10 @@ import re2
 from .types import IncidentSpec
 
 # Log furniture that every failure has: level words, bare or generic exception classes, errno
-# brackets, traceback headers, paths. Left in, "OSError: [Errno 24] Too many open files" would
-# resemble "OSError: [Errno 28] No space left on device" more than its message resembles
-# anything. Specific exception classes (OutOfMemoryError, DistBackendError) stay.
+# brackets, traceback headers, paths, object reprs and memory addresses. Left in,
+# "OSError: [Errno 24] Too many open files" would resemble "OSError: [Errno 28] No space left
+# on device" more than its message resembles anything. Specific exception classes
+# (OutOfMemoryError, DistBackendError) stay.
 # RE2: it runs on the lines of a pasted tail (a path starts after a character that cannot be
 # in one; that character goes with the furniture, which becomes a space anyway).
 _FURNITURE = re2.compile(
@@ -37,6 +38,7 @@ _FURNITURE = re2.compile(
     r"|\b(?:\w+\.)*(?:OS|IO|Runtime|Value|Type|Key|Index|Attribute|Assertion|Lookup|Name"
     r"|System|Environment|Base|CalledProcess|Unicode(?:De|En)code)?(?:Error|Exception)\b"
     r"|[^\w/]?/job:\w+/replica:\d+/task:\d+(?:/device:\w+:\d+)?"  # a TensorFlow device name
+    r"|<[\w.]+ object at 0x[0-9a-fA-F]+>|\b0x[0-9a-fA-F]{10,}\b"  # an object's repr, an address
     r"|(?:^|[^\w/])(?:~|\.{1,2})?/[\w.\-/]+"
     r"|\b\w+(?:/[\w.\-]+){2,}"
 )

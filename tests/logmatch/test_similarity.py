@@ -166,3 +166,21 @@ def test_codes_keep_their_digits_and_other_numbers_are_folded():
         found
     )
     assert not any(feature.startswith("code:") and "4242" in feature for feature in found)
+
+
+def test_object_reprs_and_memory_addresses_are_not_content():
+    """`<_io.BytesIO object at 0x7f45103fa090>` and a bare address are in every Python log:
+    two lines that share only those are not alike."""
+    index = SimilarityIndex(
+        [
+            IncidentSpec(
+                "limits",
+                "Request rejected",
+                "serve",
+                "Input rejected (<traceback object at 0x7f10f8ef1d40>) at 0x7f10f8ef1d40",
+                "",
+            )
+        ]
+    )
+
+    assert index.score("Opening <_io.BytesIO object at 0x7f45103fa090> at 0x7f45103fa090") == {}
