@@ -40,10 +40,9 @@ GENERIC_SAMPLES = (
 # A stack frame: Python (also behind a `[rank0]:`, logger, `(pid=…)` or `name |` prefix, and
 # always indented), Java, gdb/C++. A message that ends by quoting a frame (CANN's `… failed
 # with errormsg/stack: File "…", line 111, in raise_tbe_python_err`) says what failed.
-_FRAME = re2.compile(
-    r'(?:^|[\])|>]:?\s|\s\s)\s*File "[^"]*", line \d+(?:, in \S+)?\s*$'
-    r"|^\s*(?:at [\w.$]+\(|#\d+\s+0x[0-9a-f]+)"
-)
+_PYTHON_FRAME_LINE = r'(?:^|[\])|>]:?\s|\s\s)\s*File "[^"]*", line \d+(?:, in \S+)?\s*$'
+_FRAME = re2.compile(_PYTHON_FRAME_LINE + r"|^\s*(?:at [\w.$]+\(|#\d+\s+0x[0-9a-f]+)")
+_WHOLE_PYTHON_FRAME = re2.compile(_PYTHON_FRAME_LINE)
 # The advice a runtime prints under every error of a kind, whatever went wrong: how to get
 # an exact stack trace (CUDA_LAUNCH_BLOCKING, ASCEND_LAUNCH_BLOCKING, TORCH_USE_CUDA_DSA),
 # where to read more (the Ascend log, TORCH_LOGS), torch_npu's summary of a failed ACL or HCCL
@@ -165,6 +164,12 @@ def frame_path(line: str) -> str | None:
     """The file a Python traceback's `File "…", line N` frame names; None for another line."""
     found = _PYTHON_FRAME.search(line)
     return found.group(1) if found else None
+
+
+def is_python_frame(line: str) -> bool:
+    """True for a line that is a Python traceback's `File "…", line N` frame (behind a prefix),
+    not a message that ends by quoting one."""
+    return _WHOLE_PYTHON_FRAME.search(line) is not None
 
 
 def follows_frame(previous: str, line: str) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import re2
 
-from .generic import follows_frame, frame_path, is_consequence
+from .generic import follows_frame, is_consequence, is_python_frame
 from .types import Level, Line
 
 _NAMES_JOB_LOG = re2.compile(r"\w\.pl: (?:job failed|\d+ / \d+ failed)\b.*\blog is in (\S+)\s*$")
@@ -65,6 +65,6 @@ def cut_in_traceback(lines: Sequence[str]) -> Line | None:
     if number < 0:
         return None
     line = lines[number]
-    if frame_path(line) or (number > 0 and follows_frame(lines[number - 1], line)):
+    if is_python_frame(line) or (number > 0 and follows_frame(lines[number - 1], line)):
         return Line(number + 1, line)
     return None

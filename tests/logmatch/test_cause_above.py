@@ -88,6 +88,9 @@ def test_a_tail_cut_inside_a_traceback_points_below_itself(small_index, tail, li
         '  File "/opt/app/train.py", line 40, in <module>\n'
         "    main()\n"
         "epoch 3 step 120 loss 2.31\n",
+        # a message that ends by quoting the frame it failed in says what failed
+        "E40021: Failed to compile Op [Add]. (oppath: [Compile /usr/local/Ascend/add.py failed "
+        'with errormsg/stack: File "/usr/local/Ascend/te_fusion/fusion_manager.py", line 111\n',
     ],
 )
 def test_a_traceback_that_reaches_its_exception_gets_no_such_hint(small_index, tail):
