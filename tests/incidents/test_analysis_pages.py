@@ -319,19 +319,6 @@ RuntimeError: Engine process failed to start
 """
 
 
-def test_a_tail_ending_in_a_summary_of_an_earlier_failure_asks_for_the_lines_before_it(
-    alice_client, catalog
-):
-    analysis = _analysed(alice_client, log=ENGINE_FAILED_TAIL)
-    assert not analysis.confident
-    page = alice_client.get(analysis.get_absolute_url()).content.decode()
-    assert "Line 6 only reports that something before it failed" in page
-
-    alice_client.post(reverse("language-set"), {"language": "zh-hans", "next": "/"})
-    page = alice_client.get(analysis.get_absolute_url()).content.decode()
-    assert "第 6 行只是报告它之前有东西失败了" in page
-
-
 CUT_TAIL = """\
 INFO 11-05 10:00:01 api_server.py:585] vLLM API server version 0.6.3
 Traceback (most recent call last):
@@ -341,12 +328,30 @@ Traceback (most recent call last):
 """
 
 
-def test_a_tail_cut_inside_a_traceback_asks_for_the_lines_after_it(alice_client, catalog):
-    analysis = _analysed(alice_client, log=CUT_TAIL)
+@pytest.mark.parametrize(
+    ("log", "english", "chinese"),
+    [
+        (
+            ENGINE_FAILED_TAIL,
+            "Line 6 only reports that something before it failed",
+            "第 6 行只是报告它之前有东西失败了",
+        ),
+        (
+            CUT_TAIL,
+            "What you pasted stops inside a traceback, at line 5",
+            "你粘贴的内容停在了一段 traceback 中间（第 5 行）",
+        ),
+    ],
+    ids=["summary-of-an-earlier-failure", "cut-inside-a-traceback"],
+)
+def test_a_tail_that_does_not_hold_its_cause_says_where_to_look(
+    alice_client, catalog, log, english, chinese
+):
+    analysis = _analysed(alice_client, log=log)
     assert not analysis.confident
     page = alice_client.get(analysis.get_absolute_url()).content.decode()
-    assert "What you pasted stops inside a traceback, at line 5" in page
+    assert english in page
 
     alice_client.post(reverse("language-set"), {"language": "zh-hans", "next": "/"})
     page = alice_client.get(analysis.get_absolute_url()).content.decode()
-    assert "你粘贴的内容停在了一段 traceback 中间（第 5 行）" in page
+    assert chinese in page
