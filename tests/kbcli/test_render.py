@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kbcli.kb import _render
 
 
@@ -16,34 +18,24 @@ def _analysis(report: dict) -> dict:
     }
 
 
-def test_a_tail_ending_in_a_summary_of_an_earlier_failure_asks_for_more_of_the_log():
-    text = _render(
-        _analysis(
-            {
-                "key_line": {"text": "RuntimeError: Engine process failed to start"},
-                "cause_above": {"line": 6},
-            }
-        )
-    )
+@pytest.mark.parametrize(
+    ("where", "said"),
+    [
+        ({"cause_above": {"line": 6}}, "line 6 only reports that something before it failed"),
+        ({"cut_in_traceback": {"line": 5}}, "the log stops inside a traceback at line 5"),
+    ],
+    ids=["summary-of-an-earlier-failure", "cut-inside-a-traceback"],
+)
+def test_a_tail_that_does_not_hold_its_cause_says_where_to_look(where, said):
+    key_line = {"text": "RuntimeError: Engine process failed to start"}
+    text = _render(_analysis({"key_line": key_line, **where}))
 
     assert "no confident match. key line: RuntimeError: Engine process failed to start" in text
-    assert "line 6 only reports that something before it failed" in text
+    assert said in text
 
 
 def test_a_tail_that_says_why_gets_no_such_advice():
     text = _render(_analysis({"key_line": {"text": "frobnicator exploded"}}))
 
     assert "only reports" not in text
-
-
-def test_a_tail_cut_inside_a_traceback_asks_for_the_lines_after_it():
-    text = _render(
-        _analysis(
-            {
-                "key_line": {"text": "torch.cuda.set_device(self.device)"},
-                "cut_in_traceback": {"line": 5},
-            }
-        )
-    )
-
-    assert "the log stops inside a traceback at line 5" in text
+    assert "stops inside a traceback" not in text
