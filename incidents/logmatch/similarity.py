@@ -39,6 +39,7 @@ _FURNITURE = re2.compile(
     r"|System|Environment|Base|CalledProcess|Unicode(?:De|En)code)?(?:Error|Exception)\b"
     r"|[^\w/]?/job:\w+/replica:\d+/task:\d+(?:/device:\w+:\d+)?"  # a TensorFlow device name
     r"|<[\w.]+ object at 0x[0-9a-fA-F]+>|\b0x[0-9a-fA-F]{10,}\b"  # an object's repr, an address
+    r"|[(\[](?:[\w.]+ )?(?:address=[^,\s\]]+, )?pid=\d+(?:, ip=[\d.:]+)?[)\]]"  # a worker's tag
     r"|(?:^|[^\w/])(?:~|\.{1,2})?/[\w.\-/]+"
     r"|\b\w+(?:/[\w.\-]+){2,}"
 )

@@ -184,3 +184,24 @@ def test_object_reprs_and_memory_addresses_are_not_content():
     )
 
     assert index.score("Opening <_io.BytesIO object at 0x7f45103fa090> at 0x7f45103fa090") == {}
+
+
+def test_the_tag_a_worker_process_puts_before_its_lines_is_not_content():
+    """vLLM, Ray and Xinference tag each line with the process that wrote it
+    (`(VllmWorkerProcess pid=3823309)`, `[address=0.0.0.0:37737, pid=1025864]`): two lines that
+    share only such tags are not alike."""
+    index = SimilarityIndex(
+        [
+            IncidentSpec(
+                "slots",
+                "No slot left",
+                "serve",
+                "[address=0.0.0.0:38479, pid=2210] (RayWorkerWrapper pid=1234, ip=10.0.0.1) failed",
+                "",
+            )
+        ]
+    )
+
+    assert (
+        index.score("[address=0.0.0.0:37737, pid=1025864] (RayWorkerWrapper pid=77) raised") == {}
+    )
