@@ -107,6 +107,30 @@ CATALOG_LEADS = [
         NO_BACKEND, "audio-backend-missing", id="bare NoBackendError: or an unreadable file"
     ),
     pytest.param(NCCL_SYSTEM_TRACE, "nccl-network-setup", id="NCCL trace -> 2 with no WARN"),
+    pytest.param(
+        "ModuleNotFoundError: No module named 'colossalai.legacy'\n",
+        "python-module-missing",
+        id="a submodule missing: never built, or removed by a release",
+    ),
+    pytest.param(
+        "torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. "
+        "1/4 clients joined.\n",
+        "collective-timeout",
+        id="a rendezvous timeout: a network, a busy or dead rank, a node never started",
+    ),
+    pytest.param(
+        "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. "
+        "See stack trace (above) for the root cause.\n",
+        "concurrency-crash",
+        id="a dead vLLM engine: whatever killed it is above",
+    ),
+    pytest.param(
+        "[rank3]:[E109 22:46:25.936329218 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught "
+        "collective operation timeout: WorkNCCL(SeqNum=493, OpType=ALLGATHER, NumelIn=1, "
+        "NumelOut=4, Timeout(ms)=60000) ran for 60046 milliseconds before timing out.\n",
+        "rank-busy-past-timeout",
+        id="a one-element collective timed out late: a rank busy alone, or a peer lost",
+    ),
 ]
 
 
