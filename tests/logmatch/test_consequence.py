@@ -140,3 +140,26 @@ def test_the_cause_before_a_shard_that_failed_to_start_ranks_first():
     )
     report = analyze(tail, index)
     assert report.suggestions[0].slug == "gpu-oom"
+
+
+ENGINE_DIED = """\
+(EngineCore pid=1426191) torch.AcceleratorError: CUDA error: an illegal memory access was encountered
+(APIServer pid=1425872) ERROR 06-15 16:27:50 [serving.py:471]   File "/home/admin/vllm-sc/vllm/v1/engine/async_llm.py", line 660, in output_handler
+(EngineCore pid=1426191) Search for `cudaErrorIllegalAddress' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for more information.
+(APIServer pid=1425872) ERROR 06-15 16:27:50 [serving.py:471]     outputs = await engine_core.get_output_async()
+(EngineCore pid=1426191) Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.
+(APIServer pid=1425872) ERROR 06-15 16:27:50 [serving.py:471]               ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+(EngineCore pid=1426191)
+(APIServer pid=1425872) ERROR 06-15 16:27:50 [serving.py:471]   File "/home/admin/vllm-sc/vllm/v1/engine/core_client.py", line 1046, in get_output_async
+(APIServer pid=1425872) ERROR 06-15 16:27:50 [serving.py:471]     raise self._format_exception(outputs) from None
+(APIServer pid=1425872) ERROR 06-15 16:27:50 [serving.py:471] vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.
+"""
+
+
+def test_an_incident_that_recognises_the_cause_too_is_not_demoted_for_the_consequence():
+    """The serving engine's crash recognises both the illegal access and the dead engine;
+    training's illegal access only the first. The consequence line must not weigh down the
+    incident that also names the cause: in a serving tail, the serving incident answers."""
+    index = build_index(*engine_specs())
+    first = analyze(ENGINE_DIED, index).suggestions[0]
+    assert (first.slug, first.confident) == ("concurrency-crash", True)
