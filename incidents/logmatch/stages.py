@@ -94,7 +94,7 @@ LINE_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"|\bfinetune\w*\.py\b|\btorch/distributed/elastic/|\bmultiprocessing/spawn\.py\b"
      r"|\bChildFailedError\b|\bDistributedDataParallel\b|\bpytorch_lightning\b|\blightning/"
      r"|\btrainer\.fit\(|\bloss\.backward\(|\boptimizer\.step\(|\bmindspore/train/"
-     r"|\bmodel\.train\("),
+     r"|\bmodel\.train\(|\bmpirun\b|\bhorovodrun\b|\bprterun\b|\bORTE\b|\bpdsh@"),
     ("serve", "program", gettext_noop("serving engine"),
      r"\bv[Ll][Ll][Mm]\b|\bsglang\b|\btext-generation-(?:inference|launcher)\b|\btritonserver\b"
      r"|\bapi_server\b|\buvicorn\b|\bEngineCore\b|\bLLMEngine\b|\bllm_engine\b|\bollama\b"
