@@ -159,14 +159,19 @@ def _cause_before_consequence(tail: Tail, candidates: list[Candidate]) -> list[C
     confirming = tail.confirming_kinds()
 
     def names_a_cause(clue: Clue) -> bool:
-        return clue.kind in confirming and not clue.generic and not is_consequence(clue.text)
+        return (
+            clue.kind in confirming
+            and not clue.generic
+            and not clue.lead_only
+            and not is_consequence(clue.text)
+        )
 
     def reports(candidate: Candidate) -> bool:
         """Its best clue reports the failure and none of its other clues names the cause: an
         engine that died (the consequence) and its illegal memory access (the cause) both
         recognised by one incident are that incident's cause."""
         return is_consequence(candidate.clues[0].text) and not any(
-            names_a_cause(clue) and not clue.lead_only for clue in candidate.clues[1:]
+            names_a_cause(clue) for clue in candidate.clues[1:]
         )
 
     explained = any(

@@ -100,7 +100,7 @@ PROGRAMS = [
     ),
     ('  File "/usr/lib/python3/site-packages/soundfile.py", line 1216, in _open', "data"),
     ('  File "/venv/lib/python3.10/site-packages/datasets/load.py", line 2129, in', "data"),
-    ("mpirun -np 16 -H node1:8,node2:8 -bind-to none python train_imagenet.py", "train"),
+    ("mpirun -np 16 -H node1:8,node2:8 -bind-to none -x NCCL_DEBUG=INFO python main.py", "train"),
     ("ORTE was unable to reliably start one or more daemons.", "train"),
     ("pdsh@node1: node2: ssh exited with exit code 1", "train"),
 ]
