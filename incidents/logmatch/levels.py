@@ -89,6 +89,10 @@ RULES: tuple[tuple[str, str, Level], ...] = (
     # llama.cpp and other C tools: "error loading model: …", "error while parsing config: …".
     ("error doing", r"^\s*error (?:loading|reading|opening|parsing|writing|creating|initiali[sz]ing"
      r"|running|processing|while|during)\b[^:]{0,80}:\s", E),
+    # C functions that name themselves: "gguf_init_from_file: invalid magic …",
+    # "ggml_cuda_init: failed to initialize CUDA: …", "main: unable to load model".
+    ("c function failure", r"^\s*[a-z_]\w*: (?:invalid|failed to|unable to|cannot|can't|could not"
+     r"|couldn't)\b", E),
     ("fatal", r"(?:^|\s)(?:[Ff]atal(?: error)?:|panic:)", E),
     ("signal", r"\bSegmentation fault\b|\bcore dumped\b|\bBus error\b|\bIllegal instruction\b"
         r"|\bFloating point exception\b", E),

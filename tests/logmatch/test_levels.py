@@ -22,6 +22,12 @@ SINGLE_LINES = [
     ("*** extras/check_dependencies.sh: Intel MKL is not installed ***", E),
     ("***** Running training *****", I),
     ("*** Starting epoch 3 ***", I),
+    # A C function that names itself before saying it failed (llama.cpp, shell tools)
+    ("gguf_init_from_file: invalid magic number 73726576", E),
+    ("ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device is detected", E),
+    ("cp: cannot stat 'exp/tri3b/final.mdl': No such file or directory", E),
+    ("llama_model_loader: loaded meta data with 19 key-value pairs and 291 tensors", I),
+    ("print_info: file type   = Q4_K - Medium", I),
     # The shell failing to run a script: `Not a directory` as much as `No such file or directory`
     ("./run.sh: line 22: utils/prepare_lang.sh: Not a directory", E),
     ("run.sh: line 64: utils/parse_options.sh: No such file or directory", E),
