@@ -43,7 +43,10 @@ class Trend:
 
 def loss_trend(lines: Sequence[str]) -> Trend | None:
     """The training loss that is not coming down in `lines`, or None."""
-    found = _losses(lines)[-WINDOW:]
+    table = _table_losses(lines)
+    if table and not math.isfinite(table[-1][1]):
+        return _not_a_number(table)
+    found = sorted(_losses(lines) + table)[-WINDOW:]
     if len(found) < MIN_POINTS:
         return None
     values = [value for _, value in found]
@@ -80,6 +83,62 @@ def loss_trend(lines: Sequence[str]) -> Trend | None:
             points=points,
         )
     return Trend(line=found[-1][0], query=query, seen=seen)
+
+
+def _not_a_number(table: list[tuple[int, float]]) -> Trend:
+    """The latest rows of a loss table say nan or inf: how many in a row, and since when."""
+    latest = table[-1]
+    rows = 0
+    for _, value in reversed(table):
+        if math.isfinite(value):
+            break
+        rows += 1
+    return Trend(
+        line=latest[0],
+        query="the loss becomes nan or inf",
+        seen=Phrase(
+            gettext_noop("the loss column reads %(value)s in the last %(rows)s logged rows"),
+            value=str(latest[1]),
+            rows=str(rows),
+        ),
+    )
+
+
+def _table_losses(lines: Sequence[str]) -> list[tuple[int, float]]:
+    """(line index, training loss) from a table of columns: a header of names, some of them
+    losses (`Epoch  GPU_mem  box_loss  cls_loss  dfl_loss  Instances`), then rows of values
+    under it; the losses of a row are summed, and nan or inf are kept. A header of another
+    table (names only, no loss among them) ends it."""
+    found: list[tuple[int, float]] = []
+    columns: list[int] = []
+    width = 0
+    for number, line in enumerate(lines):
+        tokens = line.split()
+        if len(tokens) < 3:
+            continue
+        values = [_value(token) for token in tokens]
+        if all(value is None for value in values):
+            columns = [i for i, token in enumerate(tokens) if _is_training_loss(token)]
+            width = len(tokens)
+            continue
+        if not columns or len(tokens) < width:
+            continue
+        row = [values[i] for i in columns]
+        if all(value is not None for value in row):
+            found.append((number, sum(value for value in row if value is not None)))
+    return found
+
+
+def _is_training_loss(name: str) -> bool:
+    words = name.lower().strip(":|,").split("_")
+    return "loss" in words and words[0] not in _NOT_TRAINING
+
+
+def _value(token: str) -> float | None:
+    try:
+        return float(token)
+    except ValueError:
+        return None
 
 
 def _losses(lines: Sequence[str]) -> list[tuple[int, float]]:

@@ -53,6 +53,44 @@ def test_validation_losses_and_loss_scales_are_not_the_training_loss():
     assert loss_trend(lines) is None
 
 
+YOLO_HEADER = "      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size"
+YOLO_VALIDATION = (
+    "                 Class     Images  Instances      Box(P          R      mAP50  mAP50-95): "
+    "100%|##########| 1/1 [00:09<00:00,  9.11s/it]",
+    "                   all        200        449          0          0          0          0",
+)
+
+
+def _yolo(rows):
+    lines = []
+    for epoch, (box, cls, dfl) in enumerate(rows, 1):
+        lines += [
+            YOLO_HEADER,
+            f"     {epoch}/1000      17.2G      {box}      {cls}      {dfl}         65        640: "
+            "100%|##########| 4/4 [01:22<00:00, 20.68s/it]",
+            *YOLO_VALIDATION,
+        ]
+    return lines
+
+
+def test_a_loss_table_that_reads_nan_is_a_non_finite_loss():
+    trend = loss_trend(_yolo([("nan", "nan", "nan")] * 3))
+    assert trend.query == "the loss becomes nan or inf"
+    assert trend.seen == "the loss column reads nan in the last 3 logged rows"
+    assert trend.line == 9  # the third epoch's row
+
+
+def test_the_rows_of_a_loss_table_are_read_and_summed():
+    trend = loss_trend(_yolo([(1.5, 2.0, 1.25)] * MIN_POINTS))
+    assert trend.query == "the loss stays flat and does not converge"
+    assert trend.seen == f"the loss stays at 4.75 over the last {MIN_POINTS} logged steps"
+
+
+def test_a_falling_loss_table_and_the_validation_table_under_it_say_nothing():
+    rows = [(round(2.0 - 0.2 * n, 2), 1.0, 1.0) for n in range(MIN_POINTS + 2)]
+    assert loss_trend(_yolo(rows)) is None
+
+
 STUCK = IncidentSpec(
     slug="loss-divergence",
     title="Loss oscillates and does not converge",
