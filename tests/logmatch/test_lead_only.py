@@ -108,6 +108,30 @@ CATALOG_LEADS = [
     ),
     pytest.param(NCCL_SYSTEM_TRACE, "nccl-network-setup", id="NCCL trace -> 2 with no WARN"),
     pytest.param(
+        '  File "train.py", line 88, in evaluate\n    torch.cuda.synchronize()\n'
+        'AssertionError: Torch not compiled with CUDA enabled\n',
+        "version-mismatch",
+        id="no CUDA in torch: a CPU wheel, or CUDA-only code on a machine without a GPU",
+    ),
+    pytest.param(
+        "IndexError: index 34 is out of bounds for dimension 0 with size 34\n",
+        "index-out-of-range",
+        id="indexed past the size: a token id past the vocabulary, or the code's own bug",
+    ),
+    pytest.param(
+        "[rank1]:[W516 14:34:56.854597329 socket.cpp:489] [c10d] waitForInput: socket "
+        "SocketImpl(fd=79, addr=[localhost]:41170, remote=[localhost]:29500) timed out after "
+        "1800000ms\n",
+        "rank-busy-past-timeout",
+        id="a store wait timed out over an open connection: a busy rank, or a dead one",
+    ),
+    pytest.param(
+        "[ERROR] RUNTIME(278,python3):2025-08-26-03:01:17.587.983 [api_c_device.cc:23]278 "
+        "rtGetDeviceCount:ErrCode=507899, desc=[driver error:internal error], InnerCode=0x7020010\n",
+        "npu-device-unavailable",
+        id="NPUs cannot be counted: devices not mounted, held, or hidden; not a driver fault",
+    ),
+    pytest.param(
         "ModuleNotFoundError: No module named 'colossalai.legacy'\n",
         "python-module-missing",
         id="a submodule missing: never built, or removed by a release",
