@@ -177,8 +177,8 @@ def signature_clues(tail: Tail, hits: Sequence[Hit]) -> dict[str, list[Clue]]:
     clues: dict[str, list[Clue]] = defaultdict(list)
     for hit in hits:
         index = hit.lines[-1]
-        generic = is_generic(hit.text)
         specificity = hit.signature.specificity
+        generic = is_generic(hit.text) and not _telling_pattern(hit, specificity)
         strength = line_weight(tail, index, generic) * (0.65 + 0.35 * specificity)
         if hit.signature.benign_hits and tail.levels[index] is not Level.ERROR:
             strength *= BENIGN_FLOOR + (1.0 - BENIGN_FLOOR) * tail.flood_share(
@@ -201,6 +201,19 @@ def signature_clues(tail: Tail, hits: Sequence[Hit]) -> dict[str, list[Clue]]:
             )
         )
     return clues
+
+
+def _telling_pattern(hit: Hit, specificity: float) -> bool:
+    """A catalog signature that demands a long literal ("wave.Error: unknown format: ",
+    "AssertionError: 24000 vs 22050" spelled as its rates) tells what went wrong on a line
+    whose own words say little, but not nothing (never on a frame or a traceback header)."""
+    signature = hit.signature
+    return (
+        signature.kind == "signature"
+        and not signature.lead_only
+        and specificity >= 1.0
+        and not is_generic(hit.text, enough=1)
+    )
 
 
 def similarity_clues(

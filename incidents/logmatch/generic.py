@@ -202,8 +202,9 @@ def is_fallout(line: str) -> bool:
 
 
 @functools.lru_cache(maxsize=8192)  # asked once per signature hit: the same lines again
-def is_generic(line: str) -> bool:
-    """True when `line` alone does not say what went wrong (see the module docstring)."""
+def is_generic(line: str, enough: int = _MIN_INFORMATIVE_LETTERS) -> bool:
+    """True when `line` alone does not say what went wrong (see the module docstring): fewer
+    than `enough` letters of words that not every failure uses."""
     if _FRAME.search(line) or _BOILERPLATE.search(line):
         return True
     if _TELLING_CODE.search(line):
@@ -212,12 +213,12 @@ def is_generic(line: str) -> bool:
     if bare:
         words = _CAMEL_WORD.findall(bare.group(1))
         told = sum(len(w) for w in words if w.lower() not in _VAGUE_CLASS_WORDS)
-        return told < _MIN_INFORMATIVE_LETTERS
+        return told < enough
     informative = 0
     for found in _WORDS.finditer(_NOISE.sub(" ", line)):
         word = found.group(0)
         if word.lower() not in _GENERIC_WORDS:
             informative += len(word) if word.isascii() else 2
-            if informative >= _MIN_INFORMATIVE_LETTERS:
+            if informative >= enough:
                 return False
     return True

@@ -109,7 +109,7 @@ CATALOG_LEADS = [
     pytest.param(NCCL_SYSTEM_TRACE, "nccl-network-setup", id="NCCL trace -> 2 with no WARN"),
     pytest.param(
         '  File "train.py", line 88, in evaluate\n    torch.cuda.synchronize()\n'
-        'AssertionError: Torch not compiled with CUDA enabled\n',
+        "AssertionError: Torch not compiled with CUDA enabled\n",
         "version-mismatch",
         id="no CUDA in torch: a CPU wheel, or CUDA-only code on a machine without a GPU",
     ),

@@ -110,6 +110,24 @@ def test_a_generic_line_does_not_outrank_a_telling_one():
     assert report.suggestions[0].confident
 
 
+def test_a_long_literal_signature_tells_on_a_line_of_few_words():
+    """'wave.Error: unknown format: 3' has few words of its own, but a signature that spells
+    out the whole message says what failed: it is the answer, not a discounted hint."""
+    index = _index(("audio-file-unreadable", r"wave\.Error: unknown format: \d+", None))
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "wave.py", line 260, in _read_fmt_chunk\n'
+        "wave.Error: unknown format: 3\n"
+        "Failed to execute script align\n"
+    )
+
+    report = analyze(log, index)
+
+    assert is_generic("wave.Error: unknown format: 3")
+    assert report.suggestions[0].slug == "audio-file-unreadable"
+    assert report.suggestions[0].confident
+
+
 def test_a_message_that_quotes_a_stack_frame_is_not_a_stack_frame():
     """CANN ends its compile error by quoting the Python frame that raised it; the line still
     says what failed. A frame of a traceback, behind any logger prefix, says nothing."""
