@@ -252,6 +252,7 @@ def build_signature_set(
     by_slug: dict[str, list[Signature]] = defaultdict(list)
     for candidate in candidates:
         by_slug[candidate.slug].append(candidate)
+    symptoms: dict[str, str] = {}
     for incident in incidents:
         own = by_slug[incident.slug]
         for number, line in enumerate(_symptom_lines(incident.symptom), start=1):
@@ -260,6 +261,7 @@ def build_signature_set(
             if pattern is None:
                 rejected[key] = "symptom line too short or too vague to act as a signature"
             else:
+                symptoms[key] = line
                 candidates.append(
                     Signature(
                         key,
@@ -271,6 +273,7 @@ def build_signature_set(
                     )
                 )
     accepted, matcher = _compile_valid(candidates, rejected)
+    accepted = _symptoms_other_leads_recognise(accepted, matcher, symptoms)
     result = SignatureSet([_Part(tuple(accepted), matcher)], rejected, None)
     if not benign_lines:
         return result
@@ -311,6 +314,24 @@ def _told(pattern: str, examples: tuple[str, ...]) -> tuple[str, ...]:
             if found and (text := line[found.start() :].strip()):
                 told.append(text)
     return tuple(told)
+
+
+def _symptoms_other_leads_recognise(
+    accepted: list[Signature], matcher: _Matcher | None, symptoms: dict[str, str]
+) -> list[Signature]:
+    """A symptom line that a lead-only signature of any incident recognises has several usual
+    causes (a bare collective timeout is one incident's symptom and another's lead): its own
+    signature is a lead too. One scan of the symptom lines with the whole set decides."""
+    keys, lines = list(symptoms), list(symptoms.values())
+    probe = SignatureSet([_Part(tuple(accepted), matcher)], {}, None)
+    counted, ruled_out = probe.scan_ruling(lines)  # the other symptom lines are no tail
+    leads = {
+        keys[index]
+        for hit in counted + ruled_out
+        if hit.signature.kind == "signature" and hit.signature.lead_only
+        for index in hit.lines
+    }
+    return [replace(s, lead_only=True) if s.key in leads else s for s in accepted]
 
 
 def _symptom_counter(line: str, signatures: Sequence[Signature]) -> str:

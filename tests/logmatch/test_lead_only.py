@@ -108,6 +108,13 @@ CATALOG_LEADS = [
     ),
     pytest.param(NCCL_SYSTEM_TRACE, "nccl-network-setup", id="NCCL trace -> 2 with no WARN"),
     pytest.param(
+        "[rank2]:[E ProcessGroupNCCL.cpp:563] [Rank 2] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=2109, OpType=_REDUCE_SCATTER_BASE, NumelIn=98566144, "
+        "NumelOut=12320768, Timeout(ms)=1800000) ran for 1800099 milliseconds before timing out.\n",
+        "collective-timeout",
+        id="a watchdog timeout alone: a slow, stuck or busy rank, another collective, the network",
+    ),
+    pytest.param(
         '  File "train.py", line 88, in evaluate\n    torch.cuda.synchronize()\n'
         "AssertionError: Torch not compiled with CUDA enabled\n",
         "version-mismatch",
