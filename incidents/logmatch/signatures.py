@@ -273,7 +273,7 @@ def build_signature_set(
                     )
                 )
     accepted, matcher = _compile_valid(candidates, rejected)
-    accepted = _symptoms_other_leads_recognise(accepted, matcher, symptoms)
+    accepted = _symptoms_other_leads_recognise(accepted, symptoms)
     result = SignatureSet([_Part(tuple(accepted), matcher)], rejected, None)
     if not benign_lines:
         return result
@@ -317,21 +317,19 @@ def _told(pattern: str, examples: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _symptoms_other_leads_recognise(
-    accepted: list[Signature], matcher: _Matcher | None, symptoms: dict[str, str]
+    accepted: list[Signature], symptoms: dict[str, str]
 ) -> list[Signature]:
     """A symptom line that a lead-only signature of any incident recognises has several usual
     causes (a bare collective timeout is one incident's symptom and another's lead): its own
-    signature is a lead too. One scan of the symptom lines with the whole set decides."""
+    signature is a lead too. The lead-only signatures alone scan the symptom lines once."""
+    leads = tuple(s for s in accepted if s.kind == "signature" and s.lead_only)
+    if not leads or not symptoms:
+        return accepted
     keys, lines = list(symptoms), list(symptoms.values())
-    probe = SignatureSet([_Part(tuple(accepted), matcher)], {}, None)
+    probe = SignatureSet([_Part(leads, _compile_sets([s.pattern for s in leads]))], {}, None)
     counted, ruled_out = probe.scan_ruling(lines)  # the other symptom lines are no tail
-    leads = {
-        keys[index]
-        for hit in counted + ruled_out
-        if hit.signature.kind == "signature" and hit.signature.lead_only
-        for index in hit.lines
-    }
-    return [replace(s, lead_only=True) if s.key in leads else s for s in accepted]
+    found = {keys[index] for hit in counted + ruled_out for index in hit.lines}
+    return [replace(s, lead_only=True) if s.key in found else s for s in accepted]
 
 
 def _symptom_counter(line: str, signatures: Sequence[Signature]) -> str:
