@@ -113,6 +113,8 @@ def _table_losses(lines: Sequence[str]) -> list[tuple[int, float]]:
     columns: list[int] = []
     width = 0
     for number, line in enumerate(lines):
+        if not columns and ("loss" not in line.lower() or any(map(str.isdigit, line))):
+            continue  # no table open, and no header of one (names only): most lines
         tokens = line.split()
         if len(tokens) < 3:
             continue
