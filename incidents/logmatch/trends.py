@@ -86,7 +86,7 @@ def loss_trend(lines: Sequence[str]) -> Trend | None:
 
 
 def _not_a_number(table: list[tuple[int, float]]) -> Trend:
-    """The latest rows of a loss table say nan or inf: how many in a row, and since when."""
+    """The latest rows of a loss table say nan or inf: the value, and for how many rows."""
     latest = table[-1]
     rows = 0
     for _, value in reversed(table):
@@ -125,9 +125,9 @@ def _table_losses(lines: Sequence[str]) -> list[tuple[int, float]]:
             continue
         if not columns or len(tokens) < width:
             continue
-        row = [values[i] for i in columns]
-        if all(value is not None for value in row):
-            found.append((number, sum(value for value in row if value is not None)))
+        row = [value for i in columns if (value := values[i]) is not None]
+        if len(row) == len(columns):  # every loss column holds a number (nan and inf count)
+            found.append((number, sum(row)))
     return found
 
 
