@@ -77,7 +77,14 @@ _CONFIG_NAME = re.compile(
 # After an attribute read: more of its name, or a call (`args.ter_eval_all`, `cfg.get(`).
 _CONTINUES_NAME = re.compile(r"\w|\s*\(")
 _MISSING_KEY = re2.compile(r"KeyError: (?:'([^']+)'|\"([^\"]+)\")\s*$")
-_MISSING_ATTRIBUTE = re2.compile(r"AttributeError: '[\w.]+' object has no attribute '(\w+)'\s*$")
+_MISSING_ATTRIBUTE = re2.compile(r"AttributeError: '([\w.]+)' object has no attribute '(\w+)'\s*$")
+# Classes that hold a configuration as attributes (`'AttrDict' object has no attribute
+# 'use_phonemes'`): whatever name the code gives it (`c.use_phonemes`), the read is a lookup in
+# a configuration.
+_CONFIG_CLASS = re.compile(
+    r"(?:^|\.)(?:AttrDict|AttributeDict|EasyDict|edict|DotDict|DotMap|Munch|Box|ConfigDict"
+    r"|DictConfig|Namespace|HParams|Hparams|HyperParams|Config)$"
+)
 # What a launcher puts before each line of its workers' output: torchrun's `[rank3]:`, Ray's
 # `(TaskRunner pid=4671)` (one per level of nesting), a logger's `ERROR 09-15 13:02:43 [x.py:870]`.
 _LOG_PREFIX = (
@@ -362,25 +369,28 @@ def config_clues(
 ) -> dict[str, list[Clue]]:
     """When the tail's last exception is a KeyError or an AttributeError raised in the job's
     own code (not an installed package) at a source line that looks that very key up in a
-    configuration (`data_cfg["start_and_end"]`, `hparams.ter_eval`), and no incident has
-    confirming evidence, the incidents that usually explain it (`config_lead`) are offered as
-    a lead on that line."""
+    configuration (`data_cfg["start_and_end"]`, `hparams.ter_eval`, or any name when the
+    exception says the object is a configuration's class: `'AttrDict' object`), and no
+    incident has confirming evidence, the incidents that usually explain it (`config_lead`) are
+    offered as a lead on that line."""
     leads = [spec.slug for spec in incidents.values() if spec.config_lead]
     last = _unexplained_exception(tail, clues, leads)
     if last is None:
         return {}
+    of_a_config = False
     if missing := _MISSING_KEY.search(tail.lines[last]):
         key = missing.group(1) or missing.group(2)
         lookups: tuple[str, ...] = (f"['{key}']", f'["{key}"]')
     elif missing := _MISSING_ATTRIBUTE.search(tail.lines[last]):
-        lookups = (f".{missing.group(1)}",)
+        lookups = (f".{missing.group(2)}",)
+        of_a_config = bool(_CONFIG_CLASS.search(missing.group(1)))
     else:
         return {}
     path = _raising_frame(tail.lines, last)
     if path is None or _INSTALLED_CODE.search(path):
         return {}
     source = tail.lines[max(0, last - _CODE_CONTEXT_LINES) : last]
-    if any(_looks_up_in_config(line, lookups) for line in source):
+    if any(_looks_up_in_config(line, lookups, of_a_config) for line in source):
         return _leads(tail, last, leads, kind="config")
     return {}
 
@@ -412,9 +422,10 @@ _NAME_REACH = 200
 _LOOKUPS_READ = 8
 
 
-def _looks_up_in_config(code: str, lookups: Sequence[str]) -> bool:
+def _looks_up_in_config(code: str, lookups: Sequence[str], of_a_config: bool = False) -> bool:
     """Whether `code` looks a configuration-like name up with one of `lookups` (a subscript
-    with the key, or the attribute read; not a method called)."""
+    with the key, or the attribute read; not a method called); any name, when the exception
+    says the object is `of_a_config` class."""
     for lookup in lookups:
         start = code.find(lookup)
         for _ in range(_LOOKUPS_READ):
@@ -423,7 +434,7 @@ def _looks_up_in_config(code: str, lookups: Sequence[str]) -> bool:
             end = start + len(lookup)
             if not (lookup.startswith(".") and _CONTINUES_NAME.match(code, end)):
                 name = _SUBSCRIPTED.search(code[max(0, start - _NAME_REACH) : start])
-                if name and _CONFIG_NAME.search(name.group(1)):
+                if name and (of_a_config or _CONFIG_NAME.search(name.group(1))):
                     return True
             start = code.find(lookup, start + 1)
     return False

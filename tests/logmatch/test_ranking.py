@@ -848,6 +848,31 @@ def test_an_attribute_the_jobs_own_code_misses_in_its_config_is_a_lead_for_a_sta
     assert _config_lead(report)
 
 
+@pytest.mark.parametrize("config_class", ["AttrDict", "EasyDict", "omegaconf.DictConfig"])
+def test_an_attribute_missing_from_an_object_of_a_config_class_is_a_config_lead_by_any_name(
+    catalog_index, config_class
+):
+    """`c.use_phonemes` names no configuration, but `'AttrDict' object` says it is one."""
+    log = OWN_CONFIG_ATTRIBUTE_ERROR.replace("    if params.ter_eval:", "    if c.ter_eval:")
+    log = log.replace("types.SimpleNamespace", config_class)
+
+    report = analyze(log, catalog_index)
+
+    assert report.suggestions[0].slug == "stale-recipe-config"
+    assert not report.suggestions[0].confident
+    assert _config_lead(report)
+
+
+def test_an_attribute_missing_from_an_object_of_another_class_by_another_name_is_no_config_lead(
+    catalog_index,
+):
+    log = OWN_CONFIG_ATTRIBUTE_ERROR.replace("    if params.ter_eval:", "    if c.ter_eval:")
+
+    report = analyze(log, catalog_index)
+
+    assert not _config_lead(report)
+
+
 @pytest.mark.parametrize(
     "source",
     [
