@@ -77,7 +77,9 @@ _CONFIG_NAME = re.compile(
 # After an attribute read: more of its name, or a call (`args.ter_eval_all`, `cfg.get(`).
 _CONTINUES_NAME = re.compile(r"\w|\s*\(")
 _MISSING_KEY = re2.compile(r"KeyError: (?:'([^']+)'|\"([^\"]+)\")\s*$")
-_MISSING_ATTRIBUTE = re2.compile(r"AttributeError: '([\w.]+)' object has no attribute '(\w+)'\s*$")
+_MISSING_ATTRIBUTE = re2.compile(
+    r"AttributeError: '([\w.]+)' object has no attribute '(\w+)'(?:\. Did you mean: '\w+'\?)?\s*$"
+)
 # Classes that hold a configuration as attributes (`'AttrDict' object has no attribute
 # 'use_phonemes'`): whatever name the code gives it (`c.use_phonemes`), the read is a lookup in
 # a configuration.

@@ -863,6 +863,21 @@ def test_an_attribute_missing_from_an_object_of_a_config_class_is_a_config_lead_
     assert _config_lead(report)
 
 
+def test_python_s_did_you_mean_after_a_missing_config_attribute_keeps_the_config_lead(
+    catalog_index,
+):
+    """Python 3.10+ appends a suggestion: `… no attribute 'network_alpha'. Did you mean:
+    'network_args'?`"""
+    log = OWN_CONFIG_ATTRIBUTE_ERROR.replace(
+        "has no attribute 'ter_eval'", "has no attribute 'ter_eval'. Did you mean: 'wer_eval'?"
+    )
+
+    report = analyze(log, catalog_index)
+
+    assert report.suggestions[0].slug == "stale-recipe-config"
+    assert _config_lead(report)
+
+
 def test_an_attribute_missing_from_an_object_of_another_class_by_another_name_is_no_config_lead(
     catalog_index,
 ):
