@@ -118,7 +118,11 @@ LINE_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"|\bMicrosoft (?:Visual )?C\+\+ (?:Build Tools|[\d.]+ (?:or greater )?is required)"
      r"|\bIn file included from\b|\bhipcc\b|\bcould not compile `|^[ \t]*Compiling [\w-]+ v\d"
      r"|^[ \t]*FAILED: [\w./\\:+-]+\.(?:o|obj)\b|\bfailed to run custom build command for `"
-     r"|\bcargo:rerun-if-changed=|\bcpp_extension\.py\b"),
+     r"|\bcargo:rerun-if-changed=|\bcpp_extension\.py\b"
+     # a package manager resolving what to install
+     r"|\bResolutionImpossible\b|\bNo matching distribution found for\b|\bResolvePackageNotFound\b"
+     r"|\bUnsatisfiableError\b|\bversion solving failed\b|\bNo solution found when resolving\b"
+     r"|\bbecause these package versions have conflicting dependencies\b"),
     ("data", "program", gettext_noop("data tool"),
      r"\blmplz\b|\bbuild_binary\b|\bsentencepiece\b|\bspm_train\b|\bimg\ddataset\b"
      r"|\bdatasets\.map\b|\bffmpeg\b|\bsox\b"

@@ -103,6 +103,10 @@ PROGRAMS = [
     ("mpirun -np 16 -H node1:8,node2:8 -bind-to none -x NCCL_DEBUG=INFO python main.py", "train"),
     ("ORTE was unable to reliably start one or more daemons.", "train"),
     ("pdsh@node1: node2: ssh exited with exit code 1", "train"),
+    ("ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/", "build"),
+    ("ERROR: No matching distribution found for torch==1.12.1+cu113", "build"),
+    ("UnsatisfiableError: The following specifications were found to be incompatible", "build"),
+    ("  × No solution found when resolving dependencies:", "build"),
 ]
 
 
