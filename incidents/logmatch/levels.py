@@ -129,6 +129,9 @@ RULES: tuple[tuple[str, str, Level], ...] = (
         r"|\bcomando (?:não encontrado|no encontrado|non trovato)|\borden no encontrada"
         r"|\bcommande introuvable|\bBefehl nicht gefunden|команда не найдена"
         r"|未找到命令|找不到命令", E),
+    # pip's and uv's error blocks (and Rust's miette diagnostics) open with a cross:
+    # "× No solution found when resolving dependencies:", "× Encountered error while …".
+    ("diagnostic cross", r"^\s*× \S", E),
     ("chinese error", r"错误|失败|异常|报错", E),
     ("python warning", r"\b[A-Z]\w*Warning:", W),
     ("warning:", r"(?:^|[\s:\]])(?:[Ww]arning):", W),

@@ -27,6 +27,10 @@ SINGLE_LINES = [
     ("ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device is detected", E),
     ("cp: cannot stat 'exp/tri3b/final.mdl': No such file or directory", E),
     ("llama_model_loader: loaded meta data with 19 key-value pairs and 291 tensors", I),
+    # pip's and uv's error blocks open with a cross
+    ("  × No solution found when resolving dependencies:", E),
+    ("× Encountered error while generating package metadata.", E),
+    ("  ╰─▶ Because torch==2.11.0+cpu has no wheels with a matching platform tag", I),
     ("print_info: file type   = Q4_K - Medium", I),
     # The shell failing to run a script: `Not a directory` as much as `No such file or directory`
     ("./run.sh: line 22: utils/prepare_lang.sh: Not a directory", E),
