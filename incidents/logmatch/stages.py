@@ -96,10 +96,14 @@ LINE_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"|\btrainer\.fit\(|\bloss\.backward\(|\boptimizer\.step\(|\bmindspore/train/"
      r"|\bmodel\.train\(|\bmpirun\b|\bhorovodrun\b|\bprterun\b|\bORTE\b|\bpdsh@"),
     ("serve", "program", gettext_noop("serving engine"),
-     r"\bv[Ll][Ll][Mm]\b|\bsglang\b|\btext-generation-(?:inference|launcher)\b|\btritonserver\b"
+     # vLLM by name, not a word of a hyphenated name (a venv `.venv-vllm-metal`, a URL's
+     # `vllm-project/`) that only installs it
+     r"(?:^|[ \t/\\(\[{<\"'`=:,.\p{Han}])v[Ll][Ll][Mm](?:$|[ \t/\\()\]}>\"'`=:,.;!@<\p{Han}])"
+     r"|\bvllm[-_]ascend\b|\(VllmWorker\b"
+     r"|\bsglang\b|\btext-generation-(?:inference|launcher)\b|\btritonserver\b"
      r"|\bapi_server\b|\buvicorn\b|\bEngineCore\b|\bLLMEngine\b|\bllm_engine\b|\bollama\b"
      r"|\bllama-server\b|\bllama_model_load\w*|\bllm_load_\w+|\bllama\.cpp\b|\b[Mm]ind[Ii][Ee]\b"
-     r"|\blmdeploy\b|\bxinference\b|\bvllm_ascend\b"
+     r"|\blmdeploy\b|\bxinference\b"
      # a script that runs a trained model: inference_x.py, infer.py, predict.py, x_demo.py
      r"|\b(?:\w+_)?(?:infer(?:ence)?|predict(?:ion)?|demo)(?:_\w+)?\.py\b"),
     ("build", "program", gettext_noop("build tool"),

@@ -176,6 +176,22 @@ def test_a_vendors_request_for_support_is_no_serving_request():
         assert infer_stage([served])[0] == "serve", served
 
 
+def test_a_product_named_in_an_install_path_or_url_is_not_its_stage():
+    """Installing vLLM names it in a URL and a venv path; the resolver's failure is the build."""
+    lines = [
+        "curl -fsSL https://raw.githubusercontent.com/vllm-project/vllm-metal/main/install.sh | bash",
+        "Using Python 3.12.9 environment at: /Users/u/.venv-vllm-metal",
+        "  × No solution found when resolving dependencies:",
+    ]
+    assert infer_stage(lines)[0] == "build"
+    for served in (
+        '  File "/usr/lib/python3/site-packages/vllm/engine/llm_engine.py", line 9, in step',
+        "(VllmWorker TP1 pid=1035) ERROR 08-30 01:28:29 [multiproc_executor.py:611] boom",
+        "INFO 01-02 [__init__.py:30] Platform plugin ascend is activated (vllm-ascend)",
+    ):
+        assert infer_stage([served])[0] == "serve", served
+
+
 def test_later_evidence_weighs_more_and_programs_beat_keywords():
     lines = ["loading dataset, preprocessing done", "vllm engine started"]
     assert infer_stage(lines)[0] == "serve"
