@@ -135,6 +135,14 @@ _CALLEE = re2.compile(r"TypeError: (?:[\w.]+\.)?(\w+)\(\)")
 _DECORATION = "*`'\" \t>"
 # The shell's prompt, pasted after the output: `$`, `user@host:~/run$`, `(venv) … #`.
 _PROMPT = re.compile(r"^\s*(\(\S+\)\s*)?(\S+@\S+:\S*\s*)?[$#%>]\s*$")
+# What a build prints after one of its steps was killed, besides the failures it reports
+# (`is_consequence`): CMake's wrapper of the killed nvcc call and the file it names, make
+# waiting for the other jobs, ninja stopping, pip closing the subprocess's output.
+_BUILD_FALLOUT = re.compile(
+    r"^\s*Error generating file\s*$|^\s*[\w.~/\\-]+\.(?:o|obj|so)\s*$|Waiting for unfinished jobs"
+    r"|\bbuild stopped: subcommand failed|^\s*\[end of output\]"
+    r"|This error originates from a subprocess"
+)
 STAGE_LEAD_REASONS = {
     "build": gettext_noop("nothing else explains this build log, which fails at %(where)s"),
     "data": gettext_noop("nothing else explains this data preparation, which fails at %(where)s"),
@@ -308,20 +316,27 @@ def kill_clues(
     bold or backticks too, before the shell's next prompt) and no incident has confirming
     evidence, the incidents that usually explain such a kill (`kill_lead`) are offered as a
     lead on that line."""
-    if tail.is_description or _confirmed(tail, clues):
-        return {}
     leads = [spec.slug for spec in incidents.values() if spec.kill_lead]
-    last = next(
-        (
-            i
-            for i in range(len(tail.lines) - 1, -1, -1)
-            if tail.lines[i].strip() and not _PROMPT.match(tail.lines[i])
-        ),
-        None,
-    )
-    if not leads or last is None or tail.lines[last].strip(_DECORATION) != "Killed":
+    if tail.is_description or not leads:
         return {}
-    return _leads(tail, last, leads, kind="kill")
+    killed = _bare_kill(tail)
+    if killed is None or _confirmed(tail, clues, before=killed):
+        return {}
+    return _leads(tail, killed, leads, kind="kill")
+
+
+def _bare_kill(tail: Tail) -> int | None:
+    """The line of the bare `Killed` the tail ends in, or that only the build's report of the
+    killed step follows (make's and CMake's cascade, a wheel that failed to build)."""
+    for i in range(len(tail.lines) - 1, -1, -1):
+        line = tail.lines[i]
+        if line.strip(_DECORATION) == "Killed":
+            return i
+        if line.strip() and not (
+            _PROMPT.match(line) or is_consequence(line) or _BUILD_FALLOUT.search(line)
+        ):
+            return None
+    return None
 
 
 def drift_clues(
@@ -485,11 +500,14 @@ _LEAD_STRENGTH = {
 }
 
 
-def _confirmed(tail: Tail, clues: Mapping[str, Sequence[Clue]]) -> bool:
-    """Whether some incident already has evidence that confirms it: then no lead is offered."""
+def _confirmed(tail: Tail, clues: Mapping[str, Sequence[Clue]], before: int | None = None) -> bool:
+    """Whether some incident already has evidence that confirms it (on a line before `before`,
+    when given): then no lead is offered."""
     confirming = tail.confirming_kinds()
     return any(
-        clue.kind in confirming and not clue.lead_only for found in clues.values() for clue in found
+        clue.kind in confirming and not clue.lead_only and (before is None or clue.line < before)
+        for found in clues.values()
+        for clue in found
     )
 
 

@@ -181,8 +181,25 @@ def _cause_before_consequence(tail: Tail, candidates: list[Candidate]) -> list[C
         for candidate in candidates
     )
     if not explained:
-        return candidates
+        return _killed_step_reported(candidates)
     return [_demoted(candidate) if reports(candidate) else candidate for candidate in candidates]
+
+
+def _killed_step_reported(candidates: list[Candidate]) -> list[Candidate]:
+    """Where a bare `Killed` is followed only by the build reporting its step failed (a kill
+    lead), the candidates whose every clue is one of those reports weigh less, twice: the
+    kill is the cause, CMake's `Error generating file` for the killed nvcc call is not."""
+    kills = [c.clues[0].line for c in candidates if c.clues[0].kind == "kill"]
+    if not kills:
+        return candidates
+
+    def reports_the_kill(candidate: Candidate) -> bool:
+        return all(clue.line > kills[0] and is_consequence(clue.text) for clue in candidate.clues)
+
+    return [
+        _demoted(_demoted(candidate)) if reports_the_kill(candidate) else candidate
+        for candidate in candidates
+    ]
 
 
 def _cause_within_line(candidates: list[Candidate]) -> list[Candidate]:

@@ -288,6 +288,34 @@ def test_a_bare_killed_at_the_end_is_a_lead_for_the_oom_killer(catalog_index):
     assert "killed without a word" in report.suggestions[0].why
 
 
+def test_a_build_step_killed_without_a_word_is_the_oom_killer_not_its_cmake_report(
+    catalog_index,
+):
+    log = "\n".join(
+        [
+            "[ 17%] Building NVCC (Device) object src/ATen/CMakeFiles/ATen.dir/THCTensorMode.cu.o",
+            "Killed",
+            "CMake Error at ATen_generated_THCTensorIndex.cu.o.Release.cmake:279 (message):",
+            "  Error generating file",
+            "  /tmp/pip-build/aten/build/src/ATen/CMakeFiles/ATen.dir/THCTensorIndex.cu.o",
+            "",
+            "src/ATen/CMakeFiles/ATen.dir/build.make:154: recipe for target 'x.cu.o' failed",
+            "make[2]: *** [src/ATen/CMakeFiles/ATen.dir/THCTensorIndex.cu.o] Error 1",
+            "make[2]: *** Waiting for unfinished jobs....",
+            "make[1]: *** [src/ATen/CMakeFiles/ATen.dir/all] Error 2",
+            "Makefile:127: recipe for target 'all' failed",
+        ]
+    )
+
+    report = analyze(log, catalog_index)
+
+    assert report.suggestions[0].slug == "host-oom"
+    assert "killed without a word" in report.suggestions[0].why
+    assert not any(s.confident for s in report.suggestions)
+    compile_error = log.replace("Killed", "THCTensorMode.cu(12): error: identifier undefined")
+    assert analyze(compile_error, catalog_index).suggestions[0].slug == "build-failure"
+
+
 def test_a_killed_that_another_line_explains_gets_no_kill_lead(catalog_index):
     log = "OSError: [Errno 28] No space left on device\nKilled\n"
 
