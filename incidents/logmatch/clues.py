@@ -13,7 +13,7 @@ import re2
 
 from common.phrases import gettext_noop
 
-from .generic import frame_path, is_consequence, is_generic, reports_success
+from .generic import follows_frame, frame_path, is_consequence, is_generic, reports_success
 from .repetition import repetition
 from .signatures import Hit
 from .similarity import SimilarityIndex
@@ -135,6 +135,8 @@ _CALLEE = re2.compile(r"TypeError: (?:[\w.]+\.)?(\w+)\(\)")
 _DECORATION = "*`'\" \t>"
 # The shell's prompt, pasted after the output: `$`, `user@host:~/run$`, `(venv) … #`.
 _PROMPT = re.compile(r"^\s*(\(\S+\)\s*)?(\S+@\S+:\S*\s*)?[$#%>]\s*$")
+# Python's report of code that does not parse, under the line it quotes (and its caret).
+_SYNTAX_ERROR = re.compile(r"^\s*(?:SyntaxError|IndentationError|TabError)\b")
 # What a build prints after one of its steps was killed, besides the failures it reports
 # (`is_consequence`): CMake's wrapper of the killed nvcc call and the file it names, make
 # waiting for the other jobs, ninja stopping, pip closing the subprocess's output.
@@ -186,7 +188,9 @@ def signature_clues(tail: Tail, hits: Sequence[Hit]) -> dict[str, list[Clue]]:
 
     A signature that healthy logs show too (a few retried utterances, the loss scaler's
     first overflows) proves something only on an error line or in volume: below a flood, its
-    clue is discounted by how far it is from one.
+    clue is discounted by how far it is from one. A signature that only matched the code a
+    SyntaxError quotes (`raise FileNotFoundError(path)` on the line that does not parse) read
+    code that never ran: a lead at most.
     """
     volume: Counter[str] = Counter()
     for hit in hits:
@@ -213,11 +217,21 @@ def signature_clues(tail: Tail, hits: Sequence[Hit]) -> dict[str, list[Clue]]:
                 specificity=specificity,
                 repeats=tail.repeats(index),
                 source=hit.signature.key,
-                lead_only=hit.signature.lead_only,
+                lead_only=hit.signature.lead_only or _quotes_code_only(tail, hit),
                 pattern=hit.signature.pattern,
             )
         )
     return clues
+
+
+def _quotes_code_only(tail: Tail, hit: Hit) -> bool:
+    """Every line the signature matched is the code a SyntaxError quotes under its frame."""
+    return all(
+        i > 0
+        and follows_frame(tail.lines[i - 1], tail.lines[i])
+        and any(_SYNTAX_ERROR.match(line) for line in tail.lines[i + 1 : i + 4])
+        for i in hit.lines
+    )
 
 
 def _telling_pattern(hit: Hit, specificity: float) -> bool:

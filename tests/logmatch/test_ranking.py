@@ -960,3 +960,15 @@ def test_a_signature_that_explains_the_tail_leaves_no_config_lead(catalog_index)
 
     assert report.suggestions[0].slug == "gpu-oom"
     assert not _config_lead(report)
+
+
+def test_code_a_syntax_error_quotes_is_no_evidence_of_what_it_would_raise(catalog_index):
+    frame = '  File "/src/GPT_SoVITS/prepare_datasets/3-get-semantic.py", line 38'
+    code = "    Felse:raise FileNotFoundError(pretrained_s2G)"
+    log = "\n".join([frame, code, "          ^", "SyntaxError: invalid syntax"])
+
+    report = analyze(log, catalog_index)
+
+    assert not any(s.confident for s in report.suggestions)
+    ran = "\n".join([frame + ", in <module>", code, "FileNotFoundError: exp/s2G.pth"])
+    assert analyze(ran, catalog_index).suggestions[0].slug == "missing-artifact"
