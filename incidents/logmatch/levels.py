@@ -98,6 +98,9 @@ RULES: tuple[tuple[str, str, Level], ...] = (
         r"|\bFloating point exception\b", E),
     ("toolchain fatal", r"(?:^|[\s/])(?:ptxas|nvcc|nvlink|fatbinary|cicc|nvrtc|cc\dplus|cc\d"
         r"|collect\d|ld(?:\.(?:bfd|gold|lld))?|lld)(?:\.exe)?\s+(?:fatal|error)\s*:", E),
+    # ptxas's own diagnostics on a PTX file: "ptxas /tmp/x.ptx, line 59; error   : Feature …".
+    ("ptxas diagnostic", r"(?:^|[\s/])ptxas\S*\s+[^;]*, line \d+; error\s*:", E),
+    ("ptxas warning", r"(?:^|[\s/])ptxas\S*\s+[^;]*, line \d+; warning\s*:", W),
     ("linker", r"(?:^|[\s/])ld(?:\.(?:bfd|gold|lld))?: "
         r"(?:cannot (?:find|open)|library not found)\b", E),
     ("msvc error", r"\b(?:fatal )?error (?:C|LNK|MSB|D)\d{4}\s*:", E),

@@ -16,6 +16,14 @@ E, W, I = Level.ERROR, Level.WARNING, Level.INFO  # noqa: E741
 SINGLE_LINES = [
     # Toolchains: their failure lines are errors whatever their punctuation
     ("ptxas fatal   : Unresolved extern function '_Z10kernelv'", E),
+    (
+        "ptxas /tmp/compile-ptx-src-9e79cc, line 59; error   : Feature '.bf16' requires .target sm_80",
+        E,
+    ),
+    (
+        "ptxas /tmp/tmpxft_0001.ptx, line 12; warning : Double is not supported. Demoting to float",
+        W,
+    ),
     ("nvcc fatal   : Unsupported gpu architecture 'compute_89'", E),
     ("/usr/bin/ld: cannot find -lcudart", E),
     ("Makefile:190: recipe for target 'all' failed", E),
