@@ -72,6 +72,8 @@ def test_an_engineer_pastes_a_cuda_oom_and_confirms_the_remedy(visit, analyses, 
     # The result replaced the progress box in place: same document, swapped by htmx polling.
     assert page.url == analysis_url
     assert page.evaluate("window.kbSameDocument") is True, "the page reloaded"
+    # htmx settles the swapped box a moment after the swap the expectation above saw.
+    page.wait_for_function("window.kbStatuses.at(-1) === 'done'", timeout=WORKER_TIMEOUT_MS)
     statuses = page.evaluate("window.kbStatuses")
     assert statuses[0] == "queued" and statuses[-1] == "done", statuses
     expect(page.get_by_role("heading", name="Suggested remedies")).to_be_visible()
