@@ -45,6 +45,8 @@ STAGE_AGREES, STAGE_DIFFERS = 1.08, 0.92
 # an exit code) weighs this much less when another line confirms another incident: the line
 # that explains the failure ranks first.
 CONSEQUENCE_FACTOR = 0.6
+# A build's report of the step a bare `Killed` ended weighs less still: it explains nothing.
+KILLED_STEP_FACTOR = CONSEQUENCE_FACTOR**2
 FEEDBACK_WEIGHT = 0.35
 CORROBORATION = 0.1  # per further independent source of evidence, at most three counted
 # Text that only resembles a line another incident's signature recognises scores at most
@@ -187,8 +189,8 @@ def _cause_before_consequence(tail: Tail, candidates: list[Candidate]) -> list[C
 
 def _killed_step_reported(candidates: list[Candidate]) -> list[Candidate]:
     """Where a bare `Killed` is followed only by the build reporting its step failed (a kill
-    lead), the candidates whose every clue is one of those reports weigh less, twice: the
-    kill is the cause, CMake's `Error generating file` for the killed nvcc call is not."""
+    lead), the candidates whose every clue is one of those reports weigh KILLED_STEP_FACTOR:
+    the kill is the cause, CMake's `Error generating file` for the killed nvcc call is not."""
     kills = [c.clues[0].line for c in candidates if c.clues[0].kind == "kill"]
     if not kills:
         return candidates
@@ -197,7 +199,7 @@ def _killed_step_reported(candidates: list[Candidate]) -> list[Candidate]:
         return all(clue.line > kills[0] and is_consequence(clue.text) for clue in candidate.clues)
 
     return [
-        _demoted(_demoted(candidate)) if reports_the_kill(candidate) else candidate
+        _demoted(candidate, KILLED_STEP_FACTOR) if reports_the_kill(candidate) else candidate
         for candidate in candidates
     ]
 
@@ -316,12 +318,12 @@ def _signature_before_likeness(tail: Tail, candidates: list[Candidate]) -> list[
     return [held(candidate) for candidate in candidates]
 
 
-def _demoted(candidate: Candidate) -> Candidate:
+def _demoted(candidate: Candidate, factor: float = CONSEQUENCE_FACTOR) -> Candidate:
     return replace(
         candidate,
-        raw=candidate.raw * CONSEQUENCE_FACTOR,
-        score=_clip(candidate.raw * CONSEQUENCE_FACTOR),
-        confirmed=candidate.confirmed * CONSEQUENCE_FACTOR,
+        raw=candidate.raw * factor,
+        score=_clip(candidate.raw * factor),
+        confirmed=candidate.confirmed * factor,
         consequence=True,
     )
 
