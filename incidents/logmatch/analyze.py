@@ -17,6 +17,7 @@ from .clues import (
     drift_clues,
     feedback_clues,
     kill_clues,
+    reports_another_failure,
     signature_clues,
     similarity_clues,
     stage_clues,
@@ -45,6 +46,7 @@ from .types import (
 
 DEFAULT_LIMITS = Limits()
 MAX_ERRORS_LISTED = 200  # the last ones: the end of a tail is where a failure shows
+_READS_THE_LINE = ("signature", "symptom", "kill")  # evidence kinds that read their line
 
 
 @dataclass(frozen=True)
@@ -221,15 +223,23 @@ def _level_counts(levels: Sequence[Level]) -> dict[str, int]:
 
 
 def _key_line(tail: Tail, suggestions: Sequence[Suggestion]) -> Line | None:
-    """The line that best explains the failure: the confident top suggestion's strongest
-    evidence, else the last error line that says something, else the last warning."""
-    if suggestions and suggestions[0].confident and suggestions[0].evidence:
+    """The line that best explains the failure: the top suggestion's strongest evidence when
+    it is confident, or when it read an error line itself (a signature, a kill) rather than
+    resembling one; else the last error line that says something, passing over the lines
+    that only report another line's failure (make's targets, a job's exit code); else the
+    last warning."""
+    if suggestions and suggestions[0].evidence:
         strongest = suggestions[0].evidence[0]
-        return Line(strongest.line, strongest.text)
+        read_itself = (
+            strongest.kind in _READS_THE_LINE and tail.levels[strongest.line - 1] is Level.ERROR
+        )
+        if suggestions[0].confident or read_itself:
+            return Line(strongest.line, strongest.text)
     for wanted in (Level.ERROR, Level.WARNING):
         found = [i for i, level in enumerate(tail.levels) if level is wanted]
         if found:
-            telling = next((i for i in reversed(found) if not tail.says_nothing(i)), None)
-            number = found[-1] if telling is None else telling
+            telling = [i for i in found if not tail.says_nothing(i)]
+            causes = [i for i in telling if not reports_another_failure(tail.lines[i])]
+            number = (causes or telling or found)[-1]
             return Line(number + 1, tail.lines[number])
     return None

@@ -145,6 +145,14 @@ _BUILD_FALLOUT = re.compile(
     r"|\bbuild stopped: subcommand failed|^\s*\[end of output\]"
     r"|This error originates from a subprocess"
 )
+
+
+def reports_another_failure(line: str) -> bool:
+    """True for a line that only reports a failure another line explains: a job's exit code,
+    make's failed target (`is_consequence`), or a build's fallout from a killed step."""
+    return is_consequence(line) or _BUILD_FALLOUT.search(line) is not None
+
+
 STAGE_LEAD_REASONS = {
     "build": gettext_noop("nothing else explains this build log, which fails at %(where)s"),
     "data": gettext_noop("nothing else explains this data preparation, which fails at %(where)s"),
@@ -346,9 +354,7 @@ def _bare_kill(tail: Tail) -> int | None:
         line = tail.lines[i]
         if line.strip(_DECORATION) == "Killed":
             return i
-        if line.strip() and not (
-            _PROMPT.match(line) or is_consequence(line) or _BUILD_FALLOUT.search(line)
-        ):
+        if line.strip() and not (_PROMPT.match(line) or reports_another_failure(line)):
             return None
     return None
 

@@ -316,6 +316,41 @@ def test_a_build_step_killed_without_a_word_is_the_oom_killer_not_its_cmake_repo
     assert analyze(compile_error, catalog_index).suggestions[0].slug == "build-failure"
 
 
+def test_the_key_line_of_a_killed_build_step_is_the_kill_not_makes_report(catalog_index):
+    log = "\n".join(
+        [
+            "[ 17%] Building NVCC (Device) object src/ATen/CMakeFiles/ATen.dir/THCTensorMode.cu.o",
+            "Killed",
+            "CMake Error at ATen_generated_THCTensorIndex.cu.o.Release.cmake:279 (message):",
+            "  Error generating file",
+            "make[2]: *** [src/ATen/CMakeFiles/ATen.dir/THCTensorIndex.cu.o] Error 1",
+            "make[2]: *** Waiting for unfinished jobs....",
+            "Makefile:127: recipe for target 'all' failed",
+        ]
+    )
+
+    report = analyze(log, catalog_index)
+
+    assert not report.confident
+    assert report.key_line.text == "Killed"
+
+
+def test_a_gaps_key_line_passes_over_makes_reports_of_the_failed_step(small_index):
+    log = "\n".join(
+        [
+            "foo.cc:12: error: flux capacitor misaligned in frobnicate()",
+            "make[2]: *** [CMakeFiles/foo.dir/foo.cc.o] Error 1",
+            "make[2]: *** Waiting for unfinished jobs....",
+            "make[1]: *** [CMakeFiles/foo.dir/all] Error 2",
+        ]
+    )
+
+    report = analyze(log, small_index)
+
+    assert not report.confident
+    assert report.key_line.number == 1
+
+
 def test_a_killed_that_another_line_explains_gets_no_kill_lead(catalog_index):
     log = "OSError: [Errno 28] No space left on device\nKilled\n"
 
