@@ -118,6 +118,9 @@ RULES: tuple[tuple[str, str, Level], ...] = (
     ("c++ terminate", r"\bterminate called\b|^\s*what\(\):", E),
     ("slurm", r"\*\*\* (?:JOB|STEP) .*\b(?:CANCELLED|FAILED|TIMEOUT)\b", E),
     ("ascend code", r"\bE[A-Z]\d{4}\b", E),
+    # CANN's body of a device fault report, whose code prefix (EZ9999) a paste may cut off.
+    ("device fault report", r"\bThe error from device\("
+        r"|\berror code (?:is|=) ?(?:0x0*(?:[1-9]|[a-fA-F])|[1-9])", E),
     ("build step failed", r"\*\*\* CMake (?:build|configuration|install) failed"
         r"|\bCMake Generate step failed\b|\bdid not run successfully\b"
         r"|\breturned nonzero exit status\b|\ball warnings being treated as errors\b", E),
@@ -144,11 +147,12 @@ RULES: tuple[tuple[str, str, Level], ...] = (
 # fmt: on
 
 
-# "AssertionError: " alone, or CMake's "CMake Error at FILE:LINE (message):": the message is on
-# the lines that follow, up to a blank line or a line with a level of its own, and at most this
-# many.
+# "AssertionError: " alone, CANN's "AclNN_Parameter_Error(EZ1001):" or CMake's "CMake Error at
+# FILE:LINE (message):": the message is on the lines that follow, up to a blank line or a line
+# with a level of its own, and at most this many.
 _EMPTY_MESSAGE_PATTERN = (
-    r"^\s*" + _EXCEPTION_CLASS + r":\s*$" + r"|^\s*CMake Error at \S+ \(message\):\s*$"
+    r"^\s*" + _EXCEPTION_CLASS + r"(?:\(E[A-Z0-9]\d{4}\))?:\s*$"
+    r"|^\s*CMake Error at \S+ \(message\):\s*$"
 )
 _EMPTY_MESSAGE = re2.compile(_EMPTY_MESSAGE_PATTERN)
 MESSAGE_LINES = 12

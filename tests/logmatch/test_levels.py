@@ -25,6 +25,14 @@ SINGLE_LINES = [
         W,
     ),
     ("nvcc fatal   : Unsupported gpu architecture 'compute_89'", E),
+    # CANN's report of a device fault, also when its code prefix (EZ9999) was cut off
+    (
+        "        The error from device(chipId:2, dieId:0), serial number is 3, there is an"
+        " exception of fftsplus aicore error, core id is 5, error code = 0x800000",
+        E,
+    ),
+    ("query:compiler_depend.ts:61 NPU function error: acl::Foo(event_), error code is 507011", E),
+    ("rtStreamSynchronize returned, error code = 0x0", I),
     ("/usr/bin/ld: cannot find -lcudart", E),
     ("Makefile:190: recipe for target 'all' failed", E),
     ("*** extras/check_dependencies.sh: Intel MKL is not installed ***", E),
@@ -430,6 +438,19 @@ def test_an_exception_whose_message_starts_on_the_next_line_keeps_it_an_error():
 
     assert levels[4:6] == [Level.ERROR, Level.ERROR]
     assert levels[7] is Level.INFO
+
+
+def test_canns_error_code_header_keeps_the_message_under_it_an_error():
+    # vllm-project/vllm-ascend#12907: the reason is on the lines under the coded header
+    lines = [
+        "aclnnQuantMatmulWeightNz failed, error code is 161002",
+        "AclNN_Parameter_Error(EZ1001):",
+        "Tensor scale not implemented for DT_FLOAT16,",
+        "should be in dtype support list",
+        "[DT_UINT64, DT_BFLOAT16, DT_INT64, DT_FLOAT].",
+    ]
+
+    assert classify(lines) == [Level.ERROR] * 5
 
 
 def test_a_cmake_message_error_keeps_its_indented_message_an_error():
