@@ -126,6 +126,7 @@ RULES: tuple[tuple[str, str, Level], ...] = (
         r"|\breturned nonzero exit status\b|\ball warnings being treated as errors\b", E),
     ("rustc / nvhpc error", r"^\s*error\[E\d{4}\]:|\bnv(?:c|c\+\+|fortran)-(?:Error|Fatal)-", E),
     ("failure phrase", r"\b(?:[Ff]ailed (?:to|with|because)|FAIL(?:ED|URE)?)\b"
+        r"|\b[A-Z]\w+ failed (?:reading|writing|opening|loading|finding|parsing)\b"
         r"|\bundefined reference to\b|\b[1-9]\d* (?:/ \d+ )?(?:jobs? |tasks? )?failed\b"
         r"|\b\w+\([^()]{0,120}\) failed\b"
         r"|\bNo such file or directory\b|\bNot a directory\b"

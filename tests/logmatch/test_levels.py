@@ -25,6 +25,7 @@ SINGLE_LINES = [
         W,
     ),
     ("nvcc fatal   : Unsupported gpu architecture 'compute_89'", E),
+    ("PytorchStreamReader failed reading zip archive: failed finding central directory", E),
     # CANN's report of a device fault, also when its code prefix (EZ9999) was cut off
     (
         "        The error from device(chipId:2, dieId:0), serial number is 3, there is an"
