@@ -17,7 +17,7 @@ from .clues import (
     drift_clues,
     feedback_clues,
     kill_clues,
-    reports_another_failure,
+    last_cause,
     signature_clues,
     similarity_clues,
     stage_clues,
@@ -225,9 +225,9 @@ def _level_counts(levels: Sequence[Level]) -> dict[str, int]:
 def _key_line(tail: Tail, suggestions: Sequence[Suggestion]) -> Line | None:
     """The line that best explains the failure: the top suggestion's strongest evidence when
     it is confident, or when it read an error line itself (a signature, a kill) rather than
-    resembling one; else the last error line that says something, passing over the lines
-    that only report another line's failure (make's targets, a job's exit code); else the
-    last warning."""
+    resembling one; else the error line that explains the others (`last_cause`: passing over
+    the lines that only report another line's failure, make's targets, a job's exit code);
+    else the last warning."""
     if suggestions and suggestions[0].evidence:
         strongest = suggestions[0].evidence[0]
         read_itself = (
@@ -238,8 +238,8 @@ def _key_line(tail: Tail, suggestions: Sequence[Suggestion]) -> Line | None:
     for wanted in (Level.ERROR, Level.WARNING):
         found = [i for i, level in enumerate(tail.levels) if level is wanted]
         if found:
-            telling = [i for i in found if not tail.says_nothing(i)]
-            causes = [i for i in telling if not reports_another_failure(tail.lines[i])]
-            number = (causes or telling or found)[-1]
+            number = last_cause(tail, found)
+            if number is None:
+                number = found[-1]
             return Line(number + 1, tail.lines[number])
     return None

@@ -153,6 +153,22 @@ def reports_another_failure(line: str) -> bool:
     return is_consequence(line) or _BUILD_FALLOUT.search(line) is not None
 
 
+def last_cause(tail: Tail, indices: Sequence[int]) -> int | None:
+    """Of these lines, the one that best explains the failure: the last that says something
+    and is not a report of another line's failure; else the bare `Killed` that make's and
+    CMake's reports follow; else the last line that says something; else the last report."""
+    telling = [i for i in indices if not tail.says_nothing(i)]
+    causes = [i for i in telling if not reports_another_failure(tail.lines[i])]
+    if causes:
+        return causes[-1]
+    killed = _bare_kill(tail)
+    if killed in indices:
+        return killed
+    reports = [i for i in indices if reports_another_failure(tail.lines[i])]
+    last = telling or reports
+    return last[-1] if last else None
+
+
 STAGE_LEAD_REASONS = {
     "build": gettext_noop("nothing else explains this build log, which fails at %(where)s"),
     "data": gettext_noop("nothing else explains this data preparation, which fails at %(where)s"),
@@ -323,12 +339,10 @@ def stage_clues(
     if not leads:
         return {}
     errors = [i for i, level in enumerate(tail.levels) if level is Level.ERROR]
-    telling = [i for i in errors if not tail.says_nothing(i)]
-    reports = [i for i in errors if is_consequence(tail.lines[i])]
-    causes = [i for i in telling if not is_consequence(tail.lines[i])] or telling or reports
-    if not causes:
+    cause = last_cause(tail, errors)
+    if cause is None:
         return {}
-    return _leads(tail, causes[-1], leads, kind="stage", seen=tail.stage or "")
+    return _leads(tail, cause, leads, kind="stage", seen=tail.stage or "")
 
 
 def kill_clues(

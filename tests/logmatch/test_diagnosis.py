@@ -77,6 +77,23 @@ def test_a_build_whose_errors_only_report_a_failed_step_still_gets_the_lead_ther
     assert (lead.slug, lead.confident, lead.evidence[0].line) == ("build-failure", False, 2)
 
 
+def test_a_killed_build_steps_lead_points_at_the_kill_not_at_makes_fallout():
+    tail = [
+        "[ 17%] Building NVCC (Device) object src/ATen/CMakeFiles/ATen.dir/THCTensorMode.cu.o",
+        "Killed",
+        "CMake Error at ATen_generated_THCTensorIndex.cu.o.Release.cmake:279 (message):",
+        "  Error generating file",
+        "make[2]: *** [src/ATen/CMakeFiles/ATen.dir/THCTensorIndex.cu.o] Error 1",
+        "make[2]: *** Waiting for unfinished jobs....",
+        "make[1]: *** [src/ATen/CMakeFiles/ATen.dir/all] Error 2",
+    ]
+    report = analyze("\n".join(tail), INDEX)
+    (lead,) = report.suggestions
+    assert (lead.slug, lead.confident) == ("build-failure", False)
+    assert lead.evidence[0].line == report.key_line.number
+    assert lead.evidence[0].text != "make[2]: *** Waiting for unfinished jobs...."
+
+
 def test_no_stage_lead_where_the_stage_rests_on_keywords_or_something_matched():
     assert _slugs("error: compilation failed while linking the decoder") == []
     assert _slugs("\n".join([*BUILD, SLURM[0]]))[0] == "host-oom"
