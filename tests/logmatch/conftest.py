@@ -84,6 +84,21 @@ def small_index() -> KnowledgeIndex:
     return build_index(SMALL_INCIDENTS, SMALL_SIGNATURES)
 
 
+# A build whose nvcc step the OOM killer took: `Killed`, then only make's and CMake's reports
+# of the failed step (the cause is the kill, not the last line).
+KILLED_BUILD_STEP = "\n".join(
+    [
+        "[ 17%] Building NVCC (Device) object src/ATen/CMakeFiles/ATen.dir/THCTensorMode.cu.o",
+        "Killed",
+        "CMake Error at ATen_generated_THCTensorIndex.cu.o.Release.cmake:279 (message):",
+        "  Error generating file",
+        "make[2]: *** [src/ATen/CMakeFiles/ATen.dir/THCTensorIndex.cu.o] Error 1",
+        "make[2]: *** Waiting for unfinished jobs....",
+        "Makefile:127: recipe for target 'all' failed",
+    ]
+)
+
+
 @pytest.fixture(scope="session")
 def catalog_index() -> KnowledgeIndex:
     return build_index(*engine_specs())

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from incidents.logmatch import IncidentSpec, SignatureSpec, analyze, build_index
 
+from .conftest import KILLED_BUILD_STEP
+
 INCIDENTS = [
     IncidentSpec("host-oom", "Host memory exhausted", "train", "", "The OOM killer."),
     IncidentSpec("queue-job-died", "The scheduler killed the job", "train", "", "Slurm."),
@@ -78,16 +80,7 @@ def test_a_build_whose_errors_only_report_a_failed_step_still_gets_the_lead_ther
 
 
 def test_a_killed_build_steps_lead_points_at_the_kill_not_at_makes_fallout():
-    tail = [
-        "[ 17%] Building NVCC (Device) object src/ATen/CMakeFiles/ATen.dir/THCTensorMode.cu.o",
-        "Killed",
-        "CMake Error at ATen_generated_THCTensorIndex.cu.o.Release.cmake:279 (message):",
-        "  Error generating file",
-        "make[2]: *** [src/ATen/CMakeFiles/ATen.dir/THCTensorIndex.cu.o] Error 1",
-        "make[2]: *** Waiting for unfinished jobs....",
-        "make[1]: *** [src/ATen/CMakeFiles/ATen.dir/all] Error 2",
-    ]
-    report = analyze("\n".join(tail), INDEX)
+    report = analyze(KILLED_BUILD_STEP, INDEX)
     (lead,) = report.suggestions
     assert (lead.slug, lead.confident) == ("build-failure", False)
     assert lead.evidence[0].line == report.key_line.number

@@ -15,6 +15,8 @@ from incidents.logmatch import (
 )
 from incidents.logmatch.generic import is_generic
 
+from .conftest import KILLED_BUILD_STEP
+
 
 def _index(*signatures: tuple[str, str, str | None]):
     """An index with one incident per (slug, pattern, stage), described by its slug only."""
@@ -317,19 +319,7 @@ def test_a_build_step_killed_without_a_word_is_the_oom_killer_not_its_cmake_repo
 
 
 def test_the_key_line_of_a_killed_build_step_is_the_kill_not_makes_report(catalog_index):
-    log = "\n".join(
-        [
-            "[ 17%] Building NVCC (Device) object src/ATen/CMakeFiles/ATen.dir/THCTensorMode.cu.o",
-            "Killed",
-            "CMake Error at ATen_generated_THCTensorIndex.cu.o.Release.cmake:279 (message):",
-            "  Error generating file",
-            "make[2]: *** [src/ATen/CMakeFiles/ATen.dir/THCTensorIndex.cu.o] Error 1",
-            "make[2]: *** Waiting for unfinished jobs....",
-            "Makefile:127: recipe for target 'all' failed",
-        ]
-    )
-
-    report = analyze(log, catalog_index)
+    report = analyze(KILLED_BUILD_STEP, catalog_index)
 
     assert not report.confident
     assert report.key_line.text == "Killed"
