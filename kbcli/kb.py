@@ -283,8 +283,10 @@ def _render(analysis: dict) -> str:
             out.append(f"flood: {group['count']}x {group['template']}")
     suggestions = analysis.get("suggestions", [])
     if not analysis["confident"]:
-        key = (report.get("key_line") or {}).get("text", "")
-        out.append(f"no confident match. key line: {key}")
+        if key := (report.get("key_line") or {}).get("text", ""):
+            out.append(f"no confident match. key line: {key}")
+        else:
+            out.append("no confident match, and no error or warning line to quote")
         if above := report.get("cause_above"):
             out.append(
                 f"line {above['line']} only reports that something before it failed: "

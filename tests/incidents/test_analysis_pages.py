@@ -355,3 +355,24 @@ def test_a_tail_that_does_not_hold_its_cause_says_where_to_look(
     alice_client.post(reverse("language-set"), {"language": "zh-hans", "next": "/"})
     page = alice_client.get(analysis.get_absolute_url()).content.decode()
     assert chinese in page
+
+
+def test_a_paste_without_an_error_line_says_so_instead_of_an_empty_key_line(alice_client, catalog):
+    description = "the job just stops after a while, nothing in the output\n"
+    analysis = _analysed(alice_client, log=description)
+    assert not analysis.confident
+    body = alice_client.get(analysis.get_absolute_url()).content.decode()
+    assert 'id="no-key-line"' in body
+    assert "Its key line:" not in body
+    alice_client.post(reverse("language-set"), {"language": "zh-hans", "next": "/"})
+    body = alice_client.get(analysis.get_absolute_url()).content.decode()
+    assert "没有可以引用的错误或警告行" in body
+    assert "它的关键行" not in body
+
+
+def test_an_unknown_error_line_is_still_quoted_as_the_key_line(alice_client, catalog):
+    analysis = _analysed(alice_client, log=UNKNOWN_TAIL)
+    body = alice_client.get(analysis.get_absolute_url()).content.decode()
+    assert "Its key line:" in body
+    assert "frobnicator quux exploded" in body
+    assert 'id="no-key-line"' not in body

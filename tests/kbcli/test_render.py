@@ -39,3 +39,10 @@ def test_a_tail_that_says_why_gets_no_such_advice():
 
     assert "only reports" not in text
     assert "stops inside a traceback" not in text
+
+
+def test_a_tail_without_an_error_line_prints_no_empty_key_line():
+    text = _render(_analysis({"key_line": None}))
+
+    assert "no confident match, and no error or warning line to quote" in text
+    assert "key line:" not in text
