@@ -62,6 +62,14 @@ DRIFT_LEAD_REASON = gettext_noop(
 # `params.ter_eval`), most often means the config file is older or newer than the code that
 # reads it: offered as a lead, as strong as a drift, when nothing else confirms anything.
 CONFIG_LEAD_STRENGTH = 0.5
+# A configuration's key that code does not find has two readings: a config file of another
+# version than the code (the config lead), and a library of another version than the code that
+# builds or reads the config (the drift lead). Where the raising frame says which is likelier
+# (installed code reading it: a drift; the job's own code: a stale config), that reading leads and
+# the other follows at this share of its strength, still a lead: an installed trainer that reads
+# `conf.residual_dropout_lima` from the user's YAML, a checkout of Megatron-LM reading
+# `self.config.rotary_interleaved` from a TransformerConfig another package built.
+SECOND_READING_SHARE = 0.8
 CONFIG_LEAD_REASON = gettext_noop(
     "a key the code looks up in its configuration is missing at %(where)s, as when the "
     "config file and the code come from different versions"
@@ -418,32 +426,40 @@ def _private(name: str) -> bool:
 def config_clues(
     tail: Tail, clues: Mapping[str, Sequence[Clue]], incidents: Mapping[str, IncidentSpec]
 ) -> dict[str, list[Clue]]:
-    """When the tail's last exception is a KeyError or an AttributeError raised in the job's
-    own code (not an installed package) at a source line that looks that very key up in a
-    configuration (`data_cfg["start_and_end"]`, `hparams.ter_eval`, or any name when the
-    exception says the object is a configuration's class: `'AttrDict' object`), and no
-    incident has confirming evidence, the incidents that usually explain it (`config_lead`) are
-    offered as a lead on that line."""
+    """When the tail's last exception is a KeyError or an AttributeError raised at a source
+    line that looks that very key up in a configuration (`data_cfg["start_and_end"]`,
+    `hparams.ter_eval`, or any name when the exception says the object is a configuration's
+    class: `'AttrDict' object`), and no incident has confirming evidence, the incidents that
+    usually explain it (`config_lead`) are offered as a lead on that line. Raised in the job's
+    own code, they lead, and a missing attribute has the drift lead as its second reading;
+    raised in an installed package, they are the second reading after the drift lead
+    (`SECOND_READING_SHARE`)."""
     leads = [spec.slug for spec in incidents.values() if spec.config_lead]
     last = _unexplained_exception(tail, clues, leads)
     if last is None:
         return {}
-    of_a_config = False
+    of_a_config = an_attribute = False
     if missing := _MISSING_KEY.search(tail.lines[last]):
         key = missing.group(1) or missing.group(2)
         lookups: tuple[str, ...] = (f"['{key}']", f'["{key}"]')
     elif missing := _MISSING_ATTRIBUTE.search(tail.lines[last]):
         lookups = (f".{missing.group(2)}",)
         of_a_config = bool(_CONFIG_CLASS.search(missing.group(1)))
+        an_attribute = True
     else:
         return {}
     path = _raising_frame(tail.lines, last)
-    if path is None or _INSTALLED_CODE.search(path):
-        return {}
     source = tail.lines[max(0, last - _CODE_CONTEXT_LINES) : last]
-    if any(_looks_up_in_config(line, lookups, of_a_config) for line in source):
-        return _leads(tail, last, leads, kind="config")
-    return {}
+    if path is None or not any(_looks_up_in_config(line, lookups, of_a_config) for line in source):
+        return {}
+    second = CONFIG_LEAD_STRENGTH * SECOND_READING_SHARE
+    if _INSTALLED_CODE.search(path):  # drift_clues leads with a dependency that moved
+        return _leads(tail, last, leads, kind="config", strength=second)
+    found = _leads(tail, last, leads, kind="config")
+    if an_attribute:  # an attribute of a config object some library built
+        drift = [spec.slug for spec in incidents.values() if spec.drift_lead]
+        found.update(_leads(tail, last, drift, kind="drift", strength=second))
+    return found
 
 
 def _unexplained_exception(
@@ -546,16 +562,23 @@ def _confirmed(tail: Tail, clues: Mapping[str, Sequence[Clue]], before: int | No
 
 
 def _leads(
-    tail: Tail, line: int, slugs: Sequence[str], *, kind: str, seen: str = ""
+    tail: Tail,
+    line: int,
+    slugs: Sequence[str],
+    *,
+    kind: str,
+    seen: str = "",
+    strength: float | None = None,
 ) -> dict[str, list[Clue]]:
-    """The lead incidents of `kind`, each offered on `line`."""
+    """The lead incidents of `kind`, each offered on `line` (as strong as the kind's leads
+    are, unless told)."""
     clue = Clue(
         line=line,
         text=tail.lines[line],
         kind=kind,
         signature=None,
         level=tail.levels[line],
-        strength=_LEAD_STRENGTH[kind],
+        strength=_LEAD_STRENGTH[kind] if strength is None else strength,
         generic=False,
         source=kind,
         seen=seen,

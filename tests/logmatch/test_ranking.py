@@ -961,7 +961,7 @@ def test_an_attribute_error_that_is_no_config_lookup_is_no_config_lead(catalog_i
     assert not _config_lead(report)
 
 
-def test_a_config_key_missing_inside_an_installed_package_is_a_drift_not_a_config_lead(
+def test_a_config_key_missing_inside_an_installed_package_is_a_drift_then_a_stale_config(
     catalog_index,
 ):
     log = OWN_CONFIG_KEY_ERROR.replace(
@@ -970,8 +970,53 @@ def test_a_config_key_missing_inside_an_installed_package_is_a_drift_not_a_confi
 
     report = analyze(log, catalog_index)
 
-    assert not _config_lead(report)
-    assert _drift_lead(report)
+    slugs = [suggestion.slug for suggestion in report.suggestions]
+    assert slugs[:2] == ["python-api-drift", "stale-recipe-config"]
+    assert not any(suggestion.confident for suggestion in report.suggestions)
+    assert [e.kind for e in report.suggestions[1].evidence] == ["config"]
+
+
+INSTALLED_TRAINER_READS_USER_CONFIG = """\
+Traceback (most recent call last):
+  File "src/reward_modeling/training/trainer_rm.py", line 209, in main
+    model = get_model(training_conf, tokenizer)
+  File "envs/rm/lib/python3.10/site-packages/model_training/utils/utils.py", line 354, in get_model
+    residual_dropout_lima=conf.residual_dropout_lima,
+AttributeError: 'Namespace' object has no attribute 'residual_dropout_lima'. Did you mean: 'residual_dropout'?
+"""
+
+LIBRARY_CHECKOUT_READS_ANOTHER_PACKAGES_CONFIG = """\
+Traceback (most recent call last):
+  File "/mnt/Megatron-LM/megatron/training.py", line 368, in get_model
+    model = model_provider_func(
+  File "/mnt/Megatron-LM/megatron/core/models/gpt/gpt_model.py", line 89, in __init__
+    rotary_interleaved=self.config.rotary_interleaved,
+AttributeError: 'TransformerConfig' object has no attribute 'rotary_interleaved'
+"""
+
+
+@pytest.mark.parametrize(
+    ("log", "first", "second"),
+    [
+        (INSTALLED_TRAINER_READS_USER_CONFIG, "python-api-drift", "stale-recipe-config"),
+        (LIBRARY_CHECKOUT_READS_ANOTHER_PACKAGES_CONFIG, "stale-recipe-config", "python-api-drift"),
+    ],
+)
+def test_an_attribute_missing_from_a_config_has_both_readings_as_leads(
+    catalog_index, log, first, second
+):
+    """A config and the code that reads it: either one may be of another version."""
+    report = analyze(log, catalog_index)
+
+    assert [suggestion.slug for suggestion in report.suggestions[:2]] == [first, second]
+    assert not any(suggestion.confident for suggestion in report.suggestions)
+
+
+def test_a_key_missing_from_the_jobs_own_config_dict_has_no_drift_reading(catalog_index):
+    report = analyze(OWN_CONFIG_KEY_ERROR, catalog_index)
+
+    assert report.suggestions[0].slug == "stale-recipe-config"
+    assert not _drift_lead(report)
 
 
 def test_a_signature_that_explains_the_tail_leaves_no_config_lead(catalog_index):
