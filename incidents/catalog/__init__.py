@@ -57,6 +57,7 @@ class CatalogIncident:
     kill_lead: bool = False  # the usual cause of a process killed without a word
     drift_lead: bool = False  # the usual cause of an API error raised inside library code
     config_lead: bool = False  # the usual cause of a key missing from a configuration
+    mismatch_lead: bool = False  # what ranks waiting in different collectives at one step prove
 
     def text(self, language: str) -> CatalogText:
         return self.texts.get(language) or self.texts["en"]
@@ -96,14 +97,14 @@ def load_catalog(directory: Path = CATALOG_DIR) -> list[CatalogIncident]:
     return entries
 
 
-LEAD_KINDS = ("stage", "kill", "drift", "config")
+LEAD_KINDS = ("stage", "kill", "drift", "config", "mismatch")
 
 
 @cache
 def lead_slugs(kind: str) -> frozenset[str]:
     """The shipped incidents offered as leads of `kind` (`stage_lead`, `kill_lead`,
-    `drift_lead`, `config_lead` = true in the catalog), read from the catalog files once per
-    process: a process that follows a change to the book asks again each time."""
+    `drift_lead`, `config_lead`, `mismatch_lead` = true in the catalog), read from the catalog
+    files once per process: a process that follows a change to the book asks again each time."""
     return frozenset(entry.slug for entry in load_catalog() if getattr(entry, f"{kind}_lead"))
 
 
@@ -152,6 +153,7 @@ def engine_specs() -> tuple[list[IncidentSpec], list[SignatureSpec]]:
                 entry.kill_lead,
                 entry.drift_lead,
                 entry.config_lead,
+                entry.mismatch_lead,
                 telling_examples(
                     (s.pattern, s.examples) for s in entry.signatures if not s.lead_only
                 ),
@@ -175,6 +177,7 @@ def _incident(raw: dict) -> CatalogIncident:
         kill_lead=bool(raw.get("kill_lead", False)),
         drift_lead=bool(raw.get("drift_lead", False)),
         config_lead=bool(raw.get("config_lead", False)),
+        mismatch_lead=bool(raw.get("mismatch_lead", False)),
         texts={lang: _text(raw[lang]) for lang in LANGUAGES if lang in raw},
         signatures=tuple(
             CatalogSignature(

@@ -18,6 +18,7 @@ from .clues import (
     feedback_clues,
     kill_clues,
     last_cause,
+    mismatch_clues,
     signature_clues,
     similarity_clues,
     stage_clues,
@@ -132,6 +133,7 @@ def analyze(
             _without_lines(similarity_clues(tail, index.similarity, hits), ruled_out),
             trend_clues(tail, index.similarity),
             feedback_clues(tail, feedback),
+            mismatch_clues(tail, index.incidents),
         )
         clues = _merge(clues, stage_clues(tail, clues, index.incidents))
         clues = _merge(clues, kill_clues(tail, clues, index.incidents))

@@ -70,6 +70,19 @@ CONFIG_LEAD_STRENGTH = 0.5
 # `conf.residual_dropout_lima` from the user's YAML, a checkout of Megatron-LM reading
 # `self.config.rotary_interleaved` from a TransformerConfig another package built.
 SECOND_READING_SHARE = 0.8
+# A collective watchdog prints the work each rank waits in (`WorkNCCL(SeqNum=3437,
+# OpType=ALLREDUCE, NumelIn=4311252, …)`; torch_npu's WorkHCCL alike). Two ranks at the same
+# sequence number in a different operation or with a different size called different
+# collectives: their code paths diverged. That is proof, stronger than any one line, of the
+# incident that explains it (`mismatch_lead`), and it outweighs the timeout both report.
+MISMATCH_STRENGTH = 1.0
+MISMATCH_REASON = gettext_noop(
+    "two ranks wait in different collectives at the same step, %(where)s and an earlier line: "
+    "their code paths diverged"
+)
+_RANK_WORK = re2.compile(
+    r"\bWork(?:NCCL|HCCL|Gloo|UCC|XCCL)?\(SeqNum=(\d+), OpType=(\w+)(?:, NumelIn=(\d+))?"
+)
 CONFIG_LEAD_REASON = gettext_noop(
     "a key the code looks up in its configuration is missing at %(where)s, as when the "
     "config file and the code come from different versions"
@@ -192,6 +205,7 @@ class Clue:
     line: int  # 0-based index into Tail.lines
     text: str
     kind: str  # signature | symptom | similar | trend | feedback | stage | kill | drift | config
+    # | mismatch
     signature: str | None
     level: Level
     strength: float
@@ -351,6 +365,25 @@ def stage_clues(
     if cause is None:
         return {}
     return _leads(tail, cause, leads, kind="stage", seen=tail.stage or "")
+
+
+def mismatch_clues(tail: Tail, incidents: Mapping[str, IncidentSpec]) -> dict[str, list[Clue]]:
+    """When two of the tail's watchdog lines show ranks waiting at the same sequence number in
+    a different operation or with a different number of elements, the incidents that
+    explains it (`mismatch_lead`) are confirmed on the later line (`MISMATCH_STRENGTH`)."""
+    leads = [spec.slug for spec in incidents.values() if spec.mismatch_lead]
+    if tail.is_description or not leads:
+        return {}
+    seen: dict[str, tuple[str, str]] = {}
+    for number, line in enumerate(tail.lines):
+        if "SeqNum=" not in line:
+            continue
+        for work in _RANK_WORK.finditer(line):
+            sequence, operation, size = work.group(1), work.group(2), work.group(3) or ""
+            earlier = seen.setdefault(sequence, (operation, size))
+            if earlier[0] != operation or (earlier[1] and size and earlier[1] != size):
+                return _leads(tail, number, leads, kind="mismatch")
+    return {}
 
 
 def kill_clues(
@@ -547,6 +580,7 @@ _LEAD_STRENGTH = {
     "kill": KILL_LEAD_STRENGTH,
     "drift": DRIFT_LEAD_STRENGTH,
     "config": CONFIG_LEAD_STRENGTH,
+    "mismatch": MISMATCH_STRENGTH,
 }
 
 

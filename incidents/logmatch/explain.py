@@ -11,6 +11,7 @@ from .clues import (
     CONFIG_LEAD_REASON,
     DRIFT_LEAD_REASON,
     KILL_LEAD_REASON,
+    MISMATCH_REASON,
     STAGE_LEAD_REASONS,
     Clue,
 )
@@ -118,6 +119,8 @@ def _describe(clue: Clue, *, as_lead: bool = True) -> Phrase:
         return Phrase(DRIFT_LEAD_REASON, where=where)
     if clue.kind == "config":
         return Phrase(CONFIG_LEAD_REASON, where=where)
+    if clue.kind == "mismatch":
+        return Phrase(MISMATCH_REASON, where=where)
     if clue.kind == "trend" and clue.source == "trend:repetition":
         return Phrase(
             gettext_noop("its symptom resembles the text of %(where)s: %(seen)s"),

@@ -1042,3 +1042,55 @@ def test_code_a_syntax_error_quotes_is_no_evidence_of_what_it_would_raise(catalo
     assert not any(s.confident for s in report.suggestions)
     ran = "\n".join([frame + ", in <module>", code, "FileNotFoundError: exp/s2G.pth"])
     assert analyze(ran, catalog_index).suggestions[0].slug == "missing-artifact"
+
+
+RANKS_IN_DIFFERENT_COLLECTIVES = """\
+[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3437, OpType=ALLREDUCE, NumelIn=4311252, NumelOut=4311252, Timeout(ms)=600000) ran for 600057 milliseconds before timing out.
+[rank1]:[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3437, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600076 milliseconds before timing out.
+[rank1]:[E ProcessGroupNCCL.cpp:577] [Rank 1] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.
+[rank1]:[E ProcessGroupNCCL.cpp:583] [Rank 1] To avoid data inconsistency, we are taking the entire process down.
+"""
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        RANKS_IN_DIFFERENT_COLLECTIVES,
+        RANKS_IN_DIFFERENT_COLLECTIVES.replace(
+            "OpType=ALLREDUCE, NumelIn=1,", "OpType=BROADCAST, NumelIn=4311252,"
+        ),
+        RANKS_IN_DIFFERENT_COLLECTIVES.replace("WorkNCCL", "WorkHCCL"),
+    ],
+)
+def test_ranks_waiting_in_different_collectives_at_one_step_prove_a_collective_mismatch(
+    catalog_index, log
+):
+    report = analyze(log, catalog_index)
+
+    first = report.suggestions[0]
+    assert first.slug == "rank-collective-mismatch"
+    assert first.confident
+    assert first.evidence[0].kind == "mismatch"
+    assert "diverged" in first.why
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # both ranks wait in the same collective: one of them is late, not on another path
+        RANKS_IN_DIFFERENT_COLLECTIVES.replace(
+            "NumelIn=1, NumelOut=1", "NumelIn=4311252, NumelOut=4311252"
+        ),
+        # another step of the same collective
+        RANKS_IN_DIFFERENT_COLLECTIVES.replace(
+            "SeqNum=3437, OpType=ALLREDUCE, NumelIn=1,", "SeqNum=3438, OpType=ALLREDUCE, NumelIn=1,"
+        ),
+    ],
+)
+def test_ranks_waiting_in_the_same_collective_or_at_other_steps_prove_no_mismatch(
+    catalog_index, log
+):
+    report = analyze(log, catalog_index)
+
+    assert not any(e.kind == "mismatch" for s in report.suggestions for e in s.evidence)
+    assert report.suggestions[0].slug != "rank-collective-mismatch"
