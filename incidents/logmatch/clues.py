@@ -475,6 +475,8 @@ def config_clues(
     if missing := _MISSING_KEY.search(tail.lines[last]):
         key = missing.group(1) or missing.group(2)
         lookups: tuple[str, ...] = (f"['{key}']", f'["{key}"]')
+        if key.isidentifier():  # a dict read as attributes (`configs.dataset_conf.use_shm`)
+            lookups += (f".{key}",)
     elif missing := _MISSING_ATTRIBUTE.search(tail.lines[last]):
         lookups = (f".{missing.group(2)}",)
         of_a_config = bool(_CONFIG_CLASS.search(missing.group(1)))

@@ -837,6 +837,8 @@ KeyError: 'start_and_end'
         "    n = self.model_config['start_and_end']",
         '    n = cfg["data"]["start_and_end"]',
         "    n = hparams['start_and_end']",
+        # a dict that is read as attributes raises a KeyError too
+        "    use_shm=self.configs.dataset_conf.start_and_end,",
     ],
 )
 def test_a_key_the_jobs_own_code_misses_in_its_config_is_a_lead_for_a_stale_config(
@@ -861,6 +863,9 @@ def test_a_key_the_jobs_own_code_misses_in_its_config_is_a_lead_for_a_stale_conf
         '    value = kwargs["start_and_end"]',
         # the configuration is read, but the missing key is another one
         '    start_and_end=data_cfg["start"])',
+        # an attribute of something that is no configuration, a method of a configuration
+        "    n = example.start_and_end",
+        "    n = data_cfg.start_and_end()",
     ],
 )
 def test_a_key_error_that_is_no_config_lookup_is_no_config_lead(catalog_index, source):
