@@ -62,6 +62,10 @@ DRIFT_LEAD_REASON = gettext_noop(
 # `params.ter_eval`), most often means the config file is older or newer than the code that
 # reads it: offered as a lead, as strong as a drift, when nothing else confirms anything.
 CONFIG_LEAD_STRENGTH = 0.5
+CONFIG_LEAD_REASON = gettext_noop(
+    "a key the code looks up in its configuration is missing at %(where)s, as when the "
+    "config file and the code come from different versions"
+)
 # A configuration's key that code does not find has two readings: a config file of another
 # version than the code (the config lead), and a library of another version than the code that
 # builds or reads the config (the drift lead). Where the raising frame says which is likelier
@@ -82,10 +86,6 @@ MISMATCH_REASON = gettext_noop(
 )
 _RANK_WORK = re2.compile(
     r"\bWork(?:NCCL|HCCL|Gloo|UCC|XCCL)?\(SeqNum=(\d+), OpType=(\w+)(?:, NumelIn=(\d+))?"
-)
-CONFIG_LEAD_REASON = gettext_noop(
-    "a key the code looks up in its configuration is missing at %(where)s, as when the "
-    "config file and the code come from different versions"
 )
 # The name a subscript is applied to, past any subscripts before it (`cfg["model"]["dim"]`),
 # and the names of configurations: whole or after an underscore (`data_cfg`, `train_args`, not
@@ -370,7 +370,7 @@ def stage_clues(
 def mismatch_clues(tail: Tail, incidents: Mapping[str, IncidentSpec]) -> dict[str, list[Clue]]:
     """When two of the tail's watchdog lines show ranks waiting at the same sequence number in
     a different operation or with a different number of elements, the incidents that
-    explains it (`mismatch_lead`) are confirmed on the later line (`MISMATCH_STRENGTH`)."""
+    explain it (`mismatch_lead`) are confirmed on the later line (`MISMATCH_STRENGTH`)."""
     leads = [spec.slug for spec in incidents.values() if spec.mismatch_lead]
     if tail.is_description or not leads:
         return {}
