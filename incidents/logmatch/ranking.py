@@ -12,9 +12,10 @@ Every piece of evidence (a clue) is a line with a strength in 0..1, the product 
   - the generic-line guard: `Killed`, `exit code 1`, a bare `Traceback` prove nothing alone.
 An incident scores its strongest clue plus a little for each further independent source,
 times stage agreement and users' feedback, capped at 1. It is confident only when its
-confirming evidence alone (a signature, a symptom line, feedback; in a typed description
-also similar text) reaches `CONFIDENT` (`CONFIDENT_ACROSS_STAGES` for an incident of another
-stage than the one the tail clearly comes from), and, when it rests on similar text alone, the
+confirming evidence alone (a signature, a symptom line, feedback, ranks shown waiting in
+different collectives; in a typed description also similar text) reaches `CONFIDENT`
+(`CONFIDENT_ACROSS_STAGES` for an incident of another stage than the one the tail clearly
+comes from), and, when it rests on similar text alone, the
 next incident resembles the text clearly less: anything less is shown as a lead, never as
 the answer. Where a line only reports the failure (a job cancelled, an exit code) and another
 line explains it, the explanation ranks first; so does the cause an error line quotes after
