@@ -58,6 +58,7 @@ class CatalogIncident:
     drift_lead: bool = False  # the usual cause of an API error raised inside library code
     config_lead: bool = False  # the usual cause of a key missing from a configuration
     mismatch_lead: bool = False  # what ranks waiting in different collectives at one step prove
+    record_lead: bool = False  # the usual cause of a field missing from one record of the data
 
     def text(self, language: str) -> CatalogText:
         return self.texts.get(language) or self.texts["en"]
@@ -97,14 +98,15 @@ def load_catalog(directory: Path = CATALOG_DIR) -> list[CatalogIncident]:
     return entries
 
 
-LEAD_KINDS = ("stage", "kill", "drift", "config", "mismatch")
+LEAD_KINDS = ("stage", "kill", "drift", "config", "mismatch", "record")
 
 
 @cache
 def lead_slugs(kind: str) -> frozenset[str]:
     """The shipped incidents offered as leads of `kind` (`stage_lead`, `kill_lead`,
-    `drift_lead`, `config_lead`, `mismatch_lead` = true in the catalog), read from the catalog
-    files once per process: a process that follows a change to the book asks again each time."""
+    `drift_lead`, `config_lead`, `mismatch_lead`, `record_lead` = true in the catalog), read
+    from the catalog files once per process: a process that follows a change to the book asks
+    again each time."""
     return frozenset(entry.slug for entry in load_catalog() if getattr(entry, f"{kind}_lead"))
 
 
@@ -154,6 +156,7 @@ def engine_specs() -> tuple[list[IncidentSpec], list[SignatureSpec]]:
                 entry.drift_lead,
                 entry.config_lead,
                 entry.mismatch_lead,
+                entry.record_lead,
                 telling_examples(
                     (s.pattern, s.examples) for s in entry.signatures if not s.lead_only
                 ),
@@ -178,6 +181,7 @@ def _incident(raw: dict) -> CatalogIncident:
         drift_lead=bool(raw.get("drift_lead", False)),
         config_lead=bool(raw.get("config_lead", False)),
         mismatch_lead=bool(raw.get("mismatch_lead", False)),
+        record_lead=bool(raw.get("record_lead", False)),
         texts={lang: _text(raw[lang]) for lang in LANGUAGES if lang in raw},
         signatures=tuple(
             CatalogSignature(

@@ -19,6 +19,7 @@ from .clues import (
     kill_clues,
     last_cause,
     mismatch_clues,
+    record_clues,
     signature_clues,
     similarity_clues,
     stage_clues,
@@ -139,6 +140,7 @@ def analyze(
         clues = _merge(clues, kill_clues(tail, clues, index.incidents))
         clues = _merge(clues, drift_clues(tail, clues, index.incidents))
         clues = _merge(clues, config_clues(tail, clues, index.incidents))
+        clues = _merge(clues, record_clues(tail, clues, index.incidents))
         suggestions = rank(tail, clues, index.incidents, feedback, limits.top)
 
     key = _key_line(tail, suggestions)

@@ -74,6 +74,17 @@ CONFIG_LEAD_REASON = gettext_noop(
 # `conf.residual_dropout_lima` from the user's YAML, a checkout of Megatron-LM reading
 # `self.config.rotary_interleaved` from a TransformerConfig another package built.
 SECOND_READING_SHARE = 0.8
+# A KeyError raised at a source line that reads that key from one record of the data
+# (`example["messages"]`, `sample['audio_filepath']`, `self.data[index]['json_dialogue']`) most
+# often means the dataset's records lack a field the code reads: data in another format than
+# the one expected. Offered as a lead (`record_lead`), as strong as a config lead, when nothing
+# else confirms anything; raised in installed code, it leads and the drift lead follows
+# (`SECOND_READING_SHARE`).
+RECORD_LEAD_STRENGTH = 0.5
+RECORD_LEAD_REASON = gettext_noop(
+    "a field the code reads from one record of its data is missing at %(where)s, as when the "
+    "dataset is in another format than the code expects"
+)
 # A collective watchdog prints the work each rank waits in (`WorkNCCL(SeqNum=3437,
 # OpType=ALLREDUCE, NumelIn=4311252, …)`; torch_npu's WorkHCCL alike). Two ranks at the same
 # sequence number in a different operation or with a different size called different
@@ -95,6 +106,13 @@ _CONFIG_NAME = re.compile(
     r"(?i)(?:(?:^|_)(?:conf|configs|hparams|hps|hyperparams|params|opts|options|settings|args)"
     r"|config|cfg)$"
 )
+# The names of one record of a dataset, whole or after an underscore (`train_example`,
+# `raw_sample`), and an element taken by its index (`self.data[index]`, `rows[i]`).
+_RECORD_NAME = re.compile(
+    r"(?i)(?:^|_)(?:example|ex|sample|item|record|row|entry|instance|datum|utt|utterance"
+    r"|conversation|conv|dialog|dialogue|message|msg|turn|doc|document|line|obj|js|element|elem)$"
+)
+_INDEXED = re.compile(r"\w\s*\[\s*(?:i|j|k|n|idx|index|\w+_(?:idx|index))\s*\]\s*$")
 # After an attribute read: more of its name, or a call (`args.ter_eval_all`, `cfg.get(`).
 _CONTINUES_NAME = re.compile(r"\w|\s*\(")
 _MISSING_KEY = re2.compile(r"KeyError: (?:'([^']+)'|\"([^\"]+)\")\s*$")
@@ -436,7 +454,9 @@ def drift_clues(
         return {}
     path = _raising_frame(tail.lines, last)
     if path is not None and _INSTALLED_CODE.search(path):
-        return _leads(tail, last, leads, kind="drift")
+        second = DRIFT_LEAD_STRENGTH * SECOND_READING_SHARE  # record_clues reads it first
+        strength = second if _reads_a_record(tail, last) else None
+        return _leads(tail, last, leads, kind="drift", strength=strength)
     if _AS_A_CONTAINER.search(tail.lines[last]):
         return _leads(tail, last, leads, kind="drift")
     callee = _CALLEE.search(tail.lines[last])
@@ -495,6 +515,49 @@ def config_clues(
         drift = [spec.slug for spec in incidents.values() if spec.drift_lead]
         found.update(_leads(tail, last, drift, kind="drift", strength=second))
     return found
+
+
+def record_clues(
+    tail: Tail, clues: Mapping[str, Sequence[Clue]], incidents: Mapping[str, IncidentSpec]
+) -> dict[str, list[Clue]]:
+    """When the tail's last exception is a KeyError raised at a source line that reads that
+    key from one record of the data (`example["messages"]`, `self.data[index]['text']`), and no
+    incident has confirming evidence, the incidents that usually explain it (`record_lead`) are
+    offered as a lead on that line, wherever it was raised: the job's own dataset class or an
+    installed trainer, both read the user's data."""
+    leads = [spec.slug for spec in incidents.values() if spec.record_lead]
+    last = _unexplained_exception(tail, clues, leads)
+    if last is None or not _reads_a_record(tail, last):
+        return {}
+    return _leads(tail, last, leads, kind="record")
+
+
+def _reads_a_record(tail: Tail, exception: int) -> bool:
+    """Whether the KeyError on line `exception` was raised by a source line, in a frame's few
+    lines above it, that reads its key from one record of a dataset."""
+    missing = _MISSING_KEY.search(tail.lines[exception])
+    if missing is None or _raising_frame(tail.lines, exception) is None:
+        return False
+    key = missing.group(1) or missing.group(2)
+    lookups = (f"['{key}']", f'["{key}"]')
+    source = tail.lines[max(0, exception - _CODE_CONTEXT_LINES) : exception]
+    return any(_looks_up_in_record(line, lookups) for line in source)
+
+
+def _looks_up_in_record(code: str, lookups: Sequence[str]) -> bool:
+    """Whether `code` subscripts one record of a dataset with one of `lookups`: a record's
+    name (`example`, `raw_sample`) or an element taken by its index (`self.data[index]`)."""
+    for lookup in lookups:
+        start = code.find(lookup)
+        for _ in range(_LOOKUPS_READ):
+            if start == -1:
+                break
+            before = code[max(0, start - _NAME_REACH) : start]
+            name = _SUBSCRIPTED.search(before)
+            if _INDEXED.search(before) or (name and _RECORD_NAME.search(name.group(1))):
+                return True
+            start = code.find(lookup, start + 1)
+    return False
 
 
 def _unexplained_exception(
@@ -582,6 +645,7 @@ _LEAD_STRENGTH = {
     "kill": KILL_LEAD_STRENGTH,
     "drift": DRIFT_LEAD_STRENGTH,
     "config": CONFIG_LEAD_STRENGTH,
+    "record": RECORD_LEAD_STRENGTH,
     "mismatch": MISMATCH_STRENGTH,
 }
 

@@ -12,6 +12,7 @@ from .clues import (
     DRIFT_LEAD_REASON,
     KILL_LEAD_REASON,
     MISMATCH_REASON,
+    RECORD_LEAD_REASON,
     STAGE_LEAD_REASONS,
     Clue,
 )
@@ -119,6 +120,8 @@ def _describe(clue: Clue, *, as_lead: bool = True) -> Phrase:
         return Phrase(DRIFT_LEAD_REASON, where=where)
     if clue.kind == "config":
         return Phrase(CONFIG_LEAD_REASON, where=where)
+    if clue.kind == "record":
+        return Phrase(RECORD_LEAD_REASON, where=where)
     if clue.kind == "mismatch":
         return Phrase(MISMATCH_REASON, where=where)
     if clue.kind == "trend" and clue.source == "trend:repetition":

@@ -73,6 +73,7 @@ class IncidentSpec:
         False  # offered when the job's own code misses a key or attribute of its config
     )
     mismatch_lead: bool = False  # proved when ranks wait in different collectives at one step
+    record_lead: bool = False  # offered when code misses a field in one record of its data
     # Real log lines its signatures were written from: each is a passage for similarity, so a
     # wording no expression knows can still resemble the lines the incident was seen with.
     examples: tuple[str, ...] = ()

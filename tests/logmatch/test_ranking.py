@@ -1037,6 +1037,91 @@ def test_a_signature_that_explains_the_tail_leaves_no_config_lead(catalog_index)
     assert not _config_lead(report)
 
 
+def _record_lead(report) -> bool:
+    """Whether some suggestion rests on the record lead."""
+    return any(e.kind == "record" for s in report.suggestions for e in s.evidence)
+
+
+OWN_DATASET_KEY_ERROR = """\
+Traceback (most recent call last):
+  File "finetune.py", line 212, in <module>
+    train(args)
+  File "finetune.py", line 70, in preprocess
+    prompt = example["json_dialogue"]
+KeyError: 'json_dialogue'
+"""
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        '    prompt = example["json_dialogue"]',
+        "    turns = raw_sample['json_dialogue']",
+        "    return json.loads(self.data[index]['json_dialogue'])",
+        "    text = rows[i]['json_dialogue']",
+    ],
+)
+def test_a_field_missing_from_one_record_of_the_data_is_a_lead_for_the_dataset_format(
+    catalog_index, source
+):
+    log = OWN_DATASET_KEY_ERROR.replace('    prompt = example["json_dialogue"]', source)
+
+    report = analyze(log, catalog_index)
+
+    assert report.suggestions[0].slug == "sft-dataset-format"
+    assert not report.suggestions[0].confident
+    assert "one record of its data" in report.suggestions[0].why
+    assert _record_lead(report)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # not one record: a function's keyword arguments, a lookup table, a model's weights
+        '    prompt = kwargs["json_dialogue"]',
+        "    ids = [token2id[t] for t in tokens]",
+        "    param = params_dict['json_dialogue']",
+        # a record is read, but for another key
+        '    prompt = example["text"]',
+    ],
+)
+def test_a_key_error_that_reads_no_record_is_no_record_lead(catalog_index, source):
+    log = OWN_DATASET_KEY_ERROR.replace('    prompt = example["json_dialogue"]', source)
+
+    report = analyze(log, catalog_index)
+
+    assert not _record_lead(report)
+
+
+def test_a_record_field_missing_inside_an_installed_trainer_is_the_data_then_a_drift(
+    catalog_index,
+):
+    """An installed trainer reads the user's records: the data leads, a moved API follows."""
+    log = OWN_DATASET_KEY_ERROR.replace(
+        'File "finetune.py", line 70',
+        'File "/venv/lib/python3.10/site-packages/trl/sft.py", line 70',
+    )
+
+    report = analyze(log, catalog_index)
+
+    slugs = [suggestion.slug for suggestion in report.suggestions]
+    assert slugs[:2] == ["sft-dataset-format", "python-api-drift"]
+    assert not any(suggestion.confident for suggestion in report.suggestions)
+    assert [e.kind for e in report.suggestions[1].evidence] == ["drift"]
+
+
+def test_a_signature_that_explains_the_tail_leaves_no_record_lead(catalog_index):
+    log = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+        + OWN_DATASET_KEY_ERROR
+    )
+
+    report = analyze(log, catalog_index)
+
+    assert report.suggestions[0].slug == "gpu-oom"
+    assert not _record_lead(report)
+
+
 def test_code_a_syntax_error_quotes_is_no_evidence_of_what_it_would_raise(catalog_index):
     frame = '  File "/src/GPT_SoVITS/prepare_datasets/3-get-semantic.py", line 38'
     code = "    Felse:raise FileNotFoundError(pretrained_s2G)"
