@@ -10,8 +10,9 @@ so is its KV-cache usage, a finding when it ends nearly full and fuller than it 
 Each metric of each kind of line (its first word: tqdm's `Map`, `Epoch`, Megatron's
 `iteration`) is its own series, so two progress bars are never compared with each other.
 A throughput on a line that also counts requests depends on the load offered to a server,
-not on its speed, and is not read. Only the last `LINES_READ` lines are read, the end of a run
-being where it shows. Like the loss trend, the finding is a lead, never proof.
+not on its speed, and is not read; nor is a tqdm bar within its first second (a download).
+Only the last `LINES_READ` lines are read, the end of a run being where it shows. Like the
+loss trend, the finding is a lead, never proof.
 """
 
 from __future__ import annotations
@@ -178,6 +179,10 @@ _WORDS = {
     ),
 }
 FULL = 90.0  # a KV cache this full (%) at the end of a series that does not go down
+# A tqdm bar within its first second (`[00:00<00:05, 3.2it/s]`, `8192it [00:00, 314226it/s]`):
+# a rate measured over less than a second says little, and a bar that ends there (a download,
+# a cache read) is no loop of the run's.
+_FIRST_SECOND = "[00:00"
 
 
 @dataclass(frozen=True)
@@ -252,6 +257,8 @@ def _series(lines: Sequence[str]) -> list[_Series]:
                 continue
             match = metric.pattern.search(lowered)
             if match is None or _inside_a_word(lowered, match.start()):
+                continue
+            if metric.group == "tqdm" and _FIRST_SECOND in lowered:
                 continue
             if metric.series == "throughput":
                 load = _LOAD.search(lowered) is not None if load is None else load

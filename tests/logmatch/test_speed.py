@@ -59,6 +59,17 @@ def test_different_progress_bars_are_not_compared():
     assert speed_trend(lines) is None
 
 
+def test_bars_that_end_within_their_first_second_are_no_run_slowing_down():
+    """Downloads one after another, each bar done at once: no loop of the run's."""
+    lines = [
+        "9920512it [00:00, 14787158.04it/s]",
+        "32768it [00:00, 770194.81it/s]",
+        "1654784it [00:00, 12384715.71it/s]",
+        "8192it [00:00, 314226.62it/s]",
+    ]
+    assert speed_trend(lines) is None
+
+
 def test_a_server_throughput_that_follows_its_load_is_not_read():
     lines = [
         f"INFO [metrics.py:351] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: {v}"
