@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import re2
@@ -544,22 +544,6 @@ def _reads_a_record(tail: Tail, exception: int) -> bool:
     return any(_looks_up_in_record(line, lookups) for line in source)
 
 
-def _looks_up_in_record(code: str, lookups: Sequence[str]) -> bool:
-    """Whether `code` subscripts one record of a dataset with one of `lookups`: a record's
-    name (`example`, `raw_sample`) or an element taken by its index (`self.data[index]`)."""
-    for lookup in lookups:
-        start = code.find(lookup)
-        for _ in range(_LOOKUPS_READ):
-            if start == -1:
-                break
-            before = code[max(0, start - _NAME_REACH) : start]
-            name = _SUBSCRIPTED.search(before)
-            if _INDEXED.search(before) or (name and _RECORD_NAME.search(name.group(1))):
-                return True
-            start = code.find(lookup, start + 1)
-    return False
-
-
 def _unexplained_exception(
     tail: Tail, clues: Mapping[str, Sequence[Clue]], leads: Sequence[str]
 ) -> int | None:
@@ -591,18 +575,35 @@ def _looks_up_in_config(code: str, lookups: Sequence[str], of_a_config: bool = F
     """Whether `code` looks a configuration-like name up with one of `lookups` (a subscript
     with the key, or the attribute read; not a method called); any name, when the exception
     says the object is `of_a_config` class."""
+    for lookup, start in _occurrences(code, lookups):
+        if lookup.startswith(".") and _CONTINUES_NAME.match(code, start + len(lookup)):
+            continue
+        name = _SUBSCRIPTED.search(code[max(0, start - _NAME_REACH) : start])
+        if name and (of_a_config or _CONFIG_NAME.search(name.group(1))):
+            return True
+    return False
+
+
+def _looks_up_in_record(code: str, lookups: Sequence[str]) -> bool:
+    """Whether `code` subscripts one record of a dataset with one of `lookups`: a record's
+    name (`example`, `raw_sample`) or an element taken by its index (`self.data[index]`)."""
+    for _, start in _occurrences(code, lookups):
+        before = code[max(0, start - _NAME_REACH) : start]
+        name = _SUBSCRIPTED.search(before)
+        if _INDEXED.search(before) or (name and _RECORD_NAME.search(name.group(1))):
+            return True
+    return False
+
+
+def _occurrences(code: str, lookups: Sequence[str]) -> Iterator[tuple[str, int]]:
+    """Each of `lookups` and where it starts in `code`, its first `_LOOKUPS_READ` times."""
     for lookup in lookups:
         start = code.find(lookup)
         for _ in range(_LOOKUPS_READ):
             if start == -1:
                 break
-            end = start + len(lookup)
-            if not (lookup.startswith(".") and _CONTINUES_NAME.match(code, end)):
-                name = _SUBSCRIPTED.search(code[max(0, start - _NAME_REACH) : start])
-                if name and (of_a_config or _CONFIG_NAME.search(name.group(1))):
-                    return True
+            yield lookup, start
             start = code.find(lookup, start + 1)
-    return False
 
 
 def _frame(line: str) -> str | None:
