@@ -343,10 +343,10 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "secret",
         _re(
-            rf"(?i){_SECRET_NAME}[\"']?\s*[:=：]\s*[\"']?"
+            rf"(?i){_SECRET_NAME}[\"']?[ \t]*[:=：][ \t]*[\"']?"
             rf"([^{_SPACE_OR_WIDE}\"',;&<>${{}}()\[\]*]{{6,}})"
         ),
-        (rf"(?i){_SECRET_NAME}\w*[\"']?\s*[:=：]",),
+        (rf"(?i){_SECRET_NAME}\w*[\"']?[ \t]*[:=：]",),
         _secret_field,
     ),
     _Rule(  # a flag and its value as separate words: --api-key 5f4d…, --token abC…
@@ -368,7 +368,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(  # Chinese field names: 密码：…, 密钥=…, 令牌为: …
         "secret",
         _re(
-            rf"(?:密码|口令|密钥|秘钥|私钥|令牌|授权码)\s*(?:是|为)?\s*[:：=]\s*[\"'“]?([^{_SPACE_OR_WIDE}\"'”，。；,;]{{3,}})"
+            rf"(?:密码|口令|密钥|秘钥|私钥|令牌|授权码)[ \t]*(?:是|为)?[ \t]*[:：=][ \t]*[\"'“]?"
+            rf"([^{_SPACE_OR_WIDE}\"'”，。；,;]{{3,}})"
         ),
         (r"(?:密码|口令|密钥|秘钥|私钥|令牌|授权码)",),
         _found_value,

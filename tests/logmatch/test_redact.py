@@ -173,6 +173,9 @@ NOT_SECRETS = [
     "mkdir -p /data/exp && ssh -p2222 gpu-node01",
     "docker run -u 1000:1000 --rm train:latest",
     "Please enter your password: ",
+    # ssh's prompt, then its answer on the next line: the value of a field never crosses a line
+    "bob@10.0.0.2's password: \nPermission denied, please try again.",
+    "请输入密码：\nPermission denied, please try again.",
     "db:\n  password: ${DB_PASSWORD}",
     "mysqld --password-file /run/secrets/db --port 3306",
     "export TRANSFORMERS_VERBOSITY=info; pad_token: [PAD]",
