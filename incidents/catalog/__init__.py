@@ -59,6 +59,7 @@ class CatalogIncident:
     config_lead: bool = False  # the usual cause of a key missing from a configuration
     mismatch_lead: bool = False  # what ranks waiting in different collectives at one step prove
     record_lead: bool = False  # the usual cause of a field missing from one record of the data
+    pin_lead: bool = False  # what pip offering only releases newer than a pinned one proves
 
     def text(self, language: str) -> CatalogText:
         return self.texts.get(language) or self.texts["en"]
@@ -98,13 +99,14 @@ def load_catalog(directory: Path = CATALOG_DIR) -> list[CatalogIncident]:
     return entries
 
 
-LEAD_KINDS = ("stage", "kill", "drift", "config", "mismatch", "record")
+LEAD_KINDS = ("stage", "kill", "drift", "config", "mismatch", "record", "pin")
 
 
 @cache
 def lead_slugs(kind: str) -> frozenset[str]:
     """The shipped incidents offered as leads of `kind` (`stage_lead`, `kill_lead`,
-    `drift_lead`, `config_lead`, `mismatch_lead`, `record_lead` = true in the catalog), read
+    `drift_lead`, `config_lead`, `mismatch_lead`, `record_lead`, `pin_lead` = true in the
+    catalog), read
     from the catalog files once per process: a process that follows a change to the book asks
     again each time."""
     return frozenset(entry.slug for entry in load_catalog() if getattr(entry, f"{kind}_lead"))
@@ -157,6 +159,7 @@ def engine_specs() -> tuple[list[IncidentSpec], list[SignatureSpec]]:
                 entry.config_lead,
                 entry.mismatch_lead,
                 entry.record_lead,
+                entry.pin_lead,
                 telling_examples(
                     (s.pattern, s.examples) for s in entry.signatures if not s.lead_only
                 ),
@@ -182,6 +185,7 @@ def _incident(raw: dict) -> CatalogIncident:
         config_lead=bool(raw.get("config_lead", False)),
         mismatch_lead=bool(raw.get("mismatch_lead", False)),
         record_lead=bool(raw.get("record_lead", False)),
+        pin_lead=bool(raw.get("pin_lead", False)),
         texts={lang: _text(raw[lang]) for lang in LANGUAGES if lang in raw},
         signatures=tuple(
             CatalogSignature(

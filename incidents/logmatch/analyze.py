@@ -19,6 +19,7 @@ from .clues import (
     kill_clues,
     last_cause,
     mismatch_clues,
+    pin_clues,
     record_clues,
     signature_clues,
     similarity_clues,
@@ -135,6 +136,7 @@ def analyze(
             trend_clues(tail, index.similarity),
             feedback_clues(tail, feedback),
             mismatch_clues(tail, index.incidents),
+            pin_clues(tail, index.incidents),
         )
         clues = _merge(clues, stage_clues(tail, clues, index.incidents))
         clues = _merge(clues, kill_clues(tail, clues, index.incidents))

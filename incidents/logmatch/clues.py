@@ -95,6 +95,21 @@ MISMATCH_REASON = gettext_noop(
     "two ranks wait in different collectives at the same step, %(where)s and an earlier line: "
     "their code paths diverged"
 )
+# pip refuses a pinned release and lists the releases it offers this interpreter and platform
+# (`Could not find a version that satisfies the requirement torch==1.4.0 (from versions: 1.11.0,
+# 1.12.0)`). When every release offered is newer than the pin, the pinned one exists but was
+# never built for this Python: proof of the incident that explains it (`pin_lead`), which
+# outweighs the reading of pip's line as a pin that does not exist at all.
+PIN_STRENGTH = 1.0
+PIN_REASON = gettext_noop(
+    "pip offers only releases newer than the version it refuses on %(where)s: the pinned "
+    "release was never built for this Python"
+)
+_REFUSED_PIN = re2.compile(
+    r"satisfies the requirement [\w.\[\],-]+\s*===?\s*v?(\d+(?:\.\d+)*)[^()\s]*[^()]*"
+    r"\(from versions: ([^)]*)\)"
+)
+_RELEASE = re2.compile(r"^\s*v?(\d+(?:\.\d+)*)")
 _RANK_WORK = re2.compile(
     r"\bWork(?:NCCL|HCCL|Gloo|UCC|XCCL)?\(SeqNum=(\d+), OpType=(\w+)(?:, NumelIn=(\d+))?"
 )
@@ -404,6 +419,41 @@ def mismatch_clues(tail: Tail, incidents: Mapping[str, IncidentSpec]) -> dict[st
     return {}
 
 
+def pin_clues(tail: Tail, incidents: Mapping[str, IncidentSpec]) -> dict[str, list[Clue]]:
+    """When pip refuses a pinned release and every release it offers instead is newer, the
+    incidents that explain it (`pin_lead`) are confirmed on pip's line (`PIN_STRENGTH`)."""
+    leads = [spec.slug for spec in incidents.values() if spec.pin_lead]
+    if tail.is_description or not leads:
+        return {}
+    for number in range(len(tail.lines) - 1, -1, -1):
+        line = tail.lines[number]
+        if "from versions:" not in line:
+            continue
+        refused = _REFUSED_PIN.search(line)
+        if refused is not None and _offers_only_newer(refused.group(1), refused.group(2)):
+            return _leads(tail, number, leads, kind="pin")
+    return {}
+
+
+def _offers_only_newer(pinned: str, offered: str) -> bool:
+    """Whether pip offers at least one release and every one is newer than `pinned`
+    (releases compared by their numbers: `1.11.0` is newer than `1.4`)."""
+    wanted = _release(pinned)
+    releases = [release for version in offered.split(",") if (release := _release(version))]
+    return bool(wanted and releases) and all(release > wanted for release in releases)
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """A version's release numbers without trailing zeros (`1.4.0` -> (1, 4)); () if none."""
+    numbers = _RELEASE.search(version)
+    if numbers is None:
+        return ()
+    release = [int(part) for part in numbers.group(1).split(".")]
+    while len(release) > 1 and release[-1] == 0:
+        release.pop()
+    return tuple(release)
+
+
 def kill_clues(
     tail: Tail, clues: Mapping[str, Sequence[Clue]], incidents: Mapping[str, IncidentSpec]
 ) -> dict[str, list[Clue]]:
@@ -648,6 +698,7 @@ _LEAD_STRENGTH = {
     "config": CONFIG_LEAD_STRENGTH,
     "record": RECORD_LEAD_STRENGTH,
     "mismatch": MISMATCH_STRENGTH,
+    "pin": PIN_STRENGTH,
 }
 
 

@@ -12,6 +12,7 @@ from .clues import (
     DRIFT_LEAD_REASON,
     KILL_LEAD_REASON,
     MISMATCH_REASON,
+    PIN_REASON,
     RECORD_LEAD_REASON,
     STAGE_LEAD_REASONS,
     Clue,
@@ -124,6 +125,8 @@ def _describe(clue: Clue, *, as_lead: bool = True) -> Phrase:
         return Phrase(RECORD_LEAD_REASON, where=where)
     if clue.kind == "mismatch":
         return Phrase(MISMATCH_REASON, where=where)
+    if clue.kind == "pin":
+        return Phrase(PIN_REASON, where=where)
     if clue.kind == "trend" and clue.source == "trend:repetition":
         return Phrase(
             gettext_noop("its symptom resembles the text of %(where)s: %(seen)s"),

@@ -20,8 +20,10 @@ next incident resembles the text clearly less: anything less is shown as a lead,
 the answer. Where a line only reports the failure (a job cancelled, an exit code) and another
 line explains it, the explanation ranks first; so does the cause an error line quotes after
 a colon (`failed to load 'm' version 1: … out of memory`), and an earlier line that explains
-a missing input (`cp: cannot stat`, the fallout of the step that failed); where a tail
-clearly of one stage matches nothing, the stage's usual failure is offered as a lead.
+a missing input (`cp: cannot stat`, the fallout of the step that failed), and the numbers
+of a line before another incident's reading of its words (pip refusing a pin older than every
+release it offers); where a tail clearly of one stage matches nothing, the stage's usual
+failure is offered as a lead.
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ STAGE_AGREES, STAGE_DIFFERS = 1.08, 0.92
 CONSEQUENCE_FACTOR = 0.6
 # A build's report of the step a bare `Killed` ended weighs less still: it explains nothing.
 KILLED_STEP_FACTOR = CONSEQUENCE_FACTOR**2
+# So does another incident's reading of the words of a line whose numbers prove an incident
+# (pip refusing `torch==1.4.0` while it offers only 1.11.0: no missing release, an old pin).
+WORDING_FACTOR = CONSEQUENCE_FACTOR**2
 FEEDBACK_WEIGHT = 0.35
 CORROBORATION = 0.1  # per further independent source of evidence, at most three counted
 # Text that only resembles a line another incident's signature recognises scores at most
@@ -99,6 +104,7 @@ def rank(
     candidates = _cause_within_line(candidates)
     candidates = _cause_before_fallout(tail, candidates)
     candidates = _signature_before_likeness(tail, candidates)
+    candidates = _numbers_before_wording(candidates)
     candidates.sort(
         key=lambda candidate: (
             not _confident(tail, candidate),
@@ -317,6 +323,30 @@ def _signature_before_likeness(tail: Tail, candidates: list[Candidate]) -> list[
         )
 
     return [held(candidate) for candidate in candidates]
+
+
+def _numbers_before_wording(candidates: list[Candidate]) -> list[Candidate]:
+    """Where the numbers of a line prove an incident (`pin_clues`: every release pip offers is
+    newer than the pin it refuses), another incident whose signature only reads that line's
+    words (`Could not find a version that satisfies the requirement`) weighs WORDING_FACTOR:
+    the words fit any refused pin, the numbers say which refusal it is."""
+    proven = {
+        clue.line for candidate in candidates for clue in candidate.clues if clue.kind == "pin"
+    }
+    if not proven:
+        return candidates
+
+    def reads_the_words(candidate: Candidate) -> bool:
+        kinds = {clue.kind for clue in candidate.clues}
+        return "pin" not in kinds and any(
+            clue.kind in ("signature", "symptom") and clue.line in proven
+            for clue in candidate.clues
+        )
+
+    return [
+        _demoted(candidate, WORDING_FACTOR) if reads_the_words(candidate) else candidate
+        for candidate in candidates
+    ]
 
 
 def _demoted(candidate: Candidate, factor: float = CONSEQUENCE_FACTOR) -> Candidate:

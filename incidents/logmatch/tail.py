@@ -93,12 +93,13 @@ class Tail:
         return group.count if group.count >= self.flood_count else 1
 
     def confirming_kinds(self) -> tuple[str, ...]:
-        """In a log, only a signature, a symptom line, users' feedback or ranks shown waiting
-        in different collectives (`mismatch_clues`) confirm an incident; similar text ranks
-        and hints. In a description, similar text is all there is."""
+        """In a log, only a signature, a symptom line, users' feedback, ranks shown waiting
+        in different collectives (`mismatch_clues`) or pip offering only releases newer than
+        a pin (`pin_clues`) confirm an incident; similar text ranks and hints. In a
+        description, similar text is all there is."""
         if self.is_description:
             return ("signature", "symptom", "feedback", "similar")
-        return ("signature", "symptom", "feedback", "mismatch")
+        return ("signature", "symptom", "feedback", "mismatch", "pin")
 
 
 _TOKEN_OF_PROSE = re.compile(r"[(\"“]?[A-Za-z][A-Za-z'’-]*[.,;:!?)\"”]*")

@@ -74,6 +74,7 @@ class IncidentSpec:
     )
     mismatch_lead: bool = False  # proved when ranks wait in different collectives at one step
     record_lead: bool = False  # offered when code misses a field in one record of its data
+    pin_lead: bool = False  # proved when pip offers only releases newer than a pinned one
     # Real log lines its signatures were written from: each is a passage for similarity, so a
     # wording no expression knows can still resemble the lines the incident was seen with.
     examples: tuple[str, ...] = ()

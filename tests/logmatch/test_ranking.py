@@ -1184,3 +1184,47 @@ def test_ranks_waiting_in_the_same_collective_or_at_other_steps_prove_no_mismatc
 
     assert not any(e.kind == "mismatch" for s in report.suggestions for e in s.evidence)
     assert report.suggestions[0].slug != "rank-collective-mismatch"
+
+
+REFUSED_PIN = """\
+$ pip install -r requirements.txt
+ERROR: Could not find a version that satisfies the requirement torch==1.4.0 (from versions: {offered})
+ERROR: No matching distribution found for torch==1.4.0
+"""
+
+
+@pytest.mark.parametrize(
+    "offered", ["1.11.0", "1.8.0, 1.8.1, 1.9.0, 1.10.2, 1.11.0", "1.10.0+cu113, 1.11.0+cu113"]
+)
+def test_a_pin_older_than_every_release_pip_offers_proves_python_too_new(catalog_index, offered):
+    report = analyze(REFUSED_PIN.format(offered=offered), catalog_index)
+
+    first, runner_up = report.suggestions[:2]
+    assert first.slug == "python-too-new-for-pins"
+    assert first.confident
+    assert any(e.kind == "pin" for e in first.evidence)
+    assert not runner_up.confident
+
+
+def test_the_pin_reading_says_why(catalog_index):
+    report = analyze(REFUSED_PIN.format(offered="1.11.0, 1.12.0"), catalog_index)
+
+    assert "never built for this Python" in report.suggestions[0].why
+
+
+@pytest.mark.parametrize(
+    "offered",
+    [
+        "none",  # nothing for this platform at all: a wrong index or platform
+        "1.0.0, 1.1.0, 1.2.0",  # only older releases: the pin does not exist yet
+        "1.2.0, 1.3.0, 1.5.0, 1.6.0",  # the pin falls between releases: a typo or a yanked one
+        "1.4.0.post1, 1.4.0.post2",  # builds of the same release, not newer ones
+    ],
+)
+def test_a_pin_pip_lacks_among_older_or_no_releases_proves_nothing_about_python(
+    catalog_index, offered
+):
+    report = analyze(REFUSED_PIN.format(offered=offered), catalog_index)
+
+    assert not any(e.kind == "pin" for s in report.suggestions for e in s.evidence)
+    assert report.suggestions[0].slug == "dependency-conflict"
