@@ -102,8 +102,8 @@ MISMATCH_REASON = gettext_noop(
 # outweighs the reading of pip's line as a pin that does not exist at all.
 PIN_STRENGTH = 1.0
 PIN_REASON = gettext_noop(
-    "pip offers only releases newer than the version it refuses on %(where)s: the pinned "
-    "release was never built for this Python"
+    "on %(where)s, pip refuses a pinned version older than every release it offers: the "
+    "pinned release was never built for this Python"
 )
 _REFUSED_PIN = re2.compile(
     r"satisfies the requirement [\w.\[\],-]+\s*===?\s*v?(\d+(?:\.\d+)*)[^()\s]*[^()]*"

@@ -158,6 +158,13 @@ def _decisive_reason(tail: Tail, winner: Candidate, runner_up: Candidate) -> Phr
             gettext_noop("users marked %(other)s as not the fix for these lines"),
             other=runner_up.slug,
         )
+    if mine.kind == "pin" and runner_up.consequence:
+        return Phrase(
+            gettext_noop(
+                "the numbers of pip's refusal say which refusal it is; the runner-up reads only "
+                "its words"
+            )
+        )
     if runner_up.consequence and not winner.consequence:
         return Phrase(
             gettext_noop(

@@ -1210,6 +1210,7 @@ def test_the_pin_reading_says_why(catalog_index):
     report = analyze(REFUSED_PIN.format(offered="1.11.0, 1.12.0"), catalog_index)
 
     assert "never built for this Python" in report.suggestions[0].why
+    assert "the runner-up reads only its words" in report.suggestions[0].why
 
 
 @pytest.mark.parametrize(
