@@ -106,7 +106,7 @@ PIN_REASON = gettext_noop(
     "pinned release was never built for this Python"
 )
 _REFUSED_PIN = re2.compile(
-    r"satisfies the requirement [\w.\[\],-]+\s*===?\s*v?(\d+(?:\.\d+)*)[^()\s]*[^()]*"
+    r"satisfies the requirement [\w.\[\],-]+\s*===?\s*v?(\d+(?:\.\d+)*)[^()]*"
     r"\(from versions: ([^)]*)\)"
 )
 _RELEASE = re2.compile(r"^\s*v?(\d+(?:\.\d+)*)")

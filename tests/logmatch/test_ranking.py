@@ -814,9 +814,10 @@ def test_the_advice_a_runtime_prints_under_every_error_says_nothing(catalog_inde
     assert all(is_generic(line) for line in advice.splitlines())
 
 
-def _config_lead(report) -> bool:
-    """Whether some suggestion rests on the config lead."""
-    return any(e.kind == "config" for s in report.suggestions for e in s.evidence)
+def _rests_on(report, kind: str) -> bool:
+    """Whether some suggestion rests on evidence of `kind` (a config or record lead, ranks
+    in different collectives, a refused pin)."""
+    return any(e.kind == kind for s in report.suggestions for e in s.evidence)
 
 
 OWN_CONFIG_KEY_ERROR = """\
@@ -851,7 +852,7 @@ def test_a_key_the_jobs_own_code_misses_in_its_config_is_a_lead_for_a_stale_conf
     assert report.suggestions[0].slug == "stale-recipe-config"
     assert not report.suggestions[0].confident
     assert "missing at" in report.suggestions[0].why
-    assert _config_lead(report)
+    assert _rests_on(report, "config")
 
 
 @pytest.mark.parametrize(
@@ -873,7 +874,7 @@ def test_a_key_error_that_is_no_config_lookup_is_no_config_lead(catalog_index, s
 
     report = analyze(log, catalog_index)
 
-    assert not _config_lead(report)
+    assert not _rests_on(report, "config")
 
 
 OWN_CONFIG_ATTRIBUTE_ERROR = """\
@@ -903,7 +904,7 @@ def test_an_attribute_the_jobs_own_code_misses_in_its_config_is_a_lead_for_a_sta
 
     assert report.suggestions[0].slug == "stale-recipe-config"
     assert not report.suggestions[0].confident
-    assert _config_lead(report)
+    assert _rests_on(report, "config")
 
 
 @pytest.mark.parametrize("config_class", ["AttrDict", "EasyDict", "omegaconf.DictConfig"])
@@ -918,7 +919,7 @@ def test_an_attribute_missing_from_an_object_of_a_config_class_is_a_config_lead_
 
     assert report.suggestions[0].slug == "stale-recipe-config"
     assert not report.suggestions[0].confident
-    assert _config_lead(report)
+    assert _rests_on(report, "config")
 
 
 def test_python_s_did_you_mean_after_a_missing_config_attribute_keeps_the_config_lead(
@@ -933,7 +934,7 @@ def test_python_s_did_you_mean_after_a_missing_config_attribute_keeps_the_config
     report = analyze(log, catalog_index)
 
     assert report.suggestions[0].slug == "stale-recipe-config"
-    assert _config_lead(report)
+    assert _rests_on(report, "config")
 
 
 def test_an_attribute_missing_from_an_object_of_another_class_by_another_name_is_no_config_lead(
@@ -943,7 +944,7 @@ def test_an_attribute_missing_from_an_object_of_another_class_by_another_name_is
 
     report = analyze(log, catalog_index)
 
-    assert not _config_lead(report)
+    assert not _rests_on(report, "config")
 
 
 @pytest.mark.parametrize(
@@ -963,7 +964,7 @@ def test_an_attribute_error_that_is_no_config_lookup_is_no_config_lead(catalog_i
 
     report = analyze(log, catalog_index)
 
-    assert not _config_lead(report)
+    assert not _rests_on(report, "config")
 
 
 def test_a_config_key_missing_inside_an_installed_package_is_a_drift_then_a_stale_config(
@@ -1034,12 +1035,7 @@ def test_a_signature_that_explains_the_tail_leaves_no_config_lead(catalog_index)
     report = analyze(log, catalog_index)
 
     assert report.suggestions[0].slug == "gpu-oom"
-    assert not _config_lead(report)
-
-
-def _record_lead(report) -> bool:
-    """Whether some suggestion rests on the record lead."""
-    return any(e.kind == "record" for s in report.suggestions for e in s.evidence)
+    assert not _rests_on(report, "config")
 
 
 OWN_DATASET_KEY_ERROR = """\
@@ -1071,7 +1067,7 @@ def test_a_field_missing_from_one_record_of_the_data_is_a_lead_for_the_dataset_f
     assert report.suggestions[0].slug == "sft-dataset-format"
     assert not report.suggestions[0].confident
     assert "one record of its data" in report.suggestions[0].why
-    assert _record_lead(report)
+    assert _rests_on(report, "record")
 
 
 @pytest.mark.parametrize(
@@ -1090,7 +1086,7 @@ def test_a_key_error_that_reads_no_record_is_no_record_lead(catalog_index, sourc
 
     report = analyze(log, catalog_index)
 
-    assert not _record_lead(report)
+    assert not _rests_on(report, "record")
 
 
 def test_a_record_field_missing_inside_an_installed_trainer_is_the_data_then_a_drift(
@@ -1119,7 +1115,7 @@ def test_a_signature_that_explains_the_tail_leaves_no_record_lead(catalog_index)
     report = analyze(log, catalog_index)
 
     assert report.suggestions[0].slug == "gpu-oom"
-    assert not _record_lead(report)
+    assert not _rests_on(report, "record")
 
 
 def test_code_a_syntax_error_quotes_is_no_evidence_of_what_it_would_raise(catalog_index):
@@ -1182,7 +1178,7 @@ def test_ranks_waiting_in_the_same_collective_or_at_other_steps_prove_no_mismatc
 ):
     report = analyze(log, catalog_index)
 
-    assert not any(e.kind == "mismatch" for s in report.suggestions for e in s.evidence)
+    assert not _rests_on(report, "mismatch")
     assert report.suggestions[0].slug != "rank-collective-mismatch"
 
 
@@ -1227,5 +1223,5 @@ def test_a_pin_pip_lacks_among_older_or_no_releases_proves_nothing_about_python(
 ):
     report = analyze(REFUSED_PIN.format(offered=offered), catalog_index)
 
-    assert not any(e.kind == "pin" for s in report.suggestions for e in s.evidence)
+    assert not _rests_on(report, "pin")
     assert report.suggestions[0].slug == "dependency-conflict"
