@@ -32,16 +32,21 @@ GENERIC_SAMPLES = (
     "subprocess.CalledProcessError: Command '['bash', 'run.sh']' returned non-zero exit status 1.",
     "make: *** [Makefile:12: all] Error 2",
     '  File "/usr/lib/python3/site-packages/torch/nn/modules/module.py", line 1501, in _call_impl',
+    "  CMakeLists.txt:22 (include)",
     "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
     "[ERROR] 2025-06-23-10:51:59 (PID:603, Device:0, RankID:-1) ERR00100 PTA call acl api failed.",
 )
 
 # Every pattern here runs on pasted lines: RE2, so the work is linear in the line.
 # A stack frame: Python (also behind a `[rank0]:`, logger, `(pid=…)` or `name |` prefix, and
-# always indented), Java, gdb/C++. A message that ends by quoting a frame (CANN's `… failed
-# with errormsg/stack: File "…", line 111, in raise_tbe_python_err`) says what failed.
+# always indented), Java, gdb/C++, a CMake call stack (`  CMakeLists.txt:22 (include)`). A
+# message that ends by quoting a frame (CANN's `… failed with errormsg/stack: File "…", line
+# 111, in raise_tbe_python_err`) says what failed.
 _PYTHON_FRAME_LINE = r'(?:^|[\])|>]:?\s|\s\s)\s*File "[^"]*", line \d+(?:, in \S+)?\s*$'
-_FRAME = re2.compile(_PYTHON_FRAME_LINE + r"|^\s*(?:at [\w.$]+\(|#\d+\s+0x[0-9a-f]+)")
+_CMAKE_FRAME_LINE = r"^\s+[^\s(]*(?:CMakeLists\.txt|\.cmake):\d+ \([A-Za-z_]\w*\)\s*$"
+_FRAME = re2.compile(
+    _PYTHON_FRAME_LINE + r"|^\s*(?:at [\w.$]+\(|#\d+\s+0x[0-9a-f]+)|" + _CMAKE_FRAME_LINE
+)
 _WHOLE_PYTHON_FRAME = re2.compile(_PYTHON_FRAME_LINE)
 # The advice a runtime prints under every error of a kind, whatever went wrong: how to get
 # an exact stack trace (CUDA_LAUNCH_BLOCKING, ASCEND_LAUNCH_BLOCKING, TORCH_USE_CUDA_DSA),
@@ -118,8 +123,10 @@ _CONSEQUENCE = re2.compile(
     r"|\bWorkerProc (?:failed to start|hit an exception)\b|\bWorker proc \S+ died unexpectedly\b"
     r"|\bWorker \S+ pid \d+ died, exit code\b|\bShard \d+ failed to start\b|\bShardCannotStart\b"
     r"|\bReceived sigquit from a child process\b"
-    # FindCUDA's CMake wrapper of one nvcc call, and the shell's report of a crash
+    # FindCUDA's CMake wrapper of one nvcc call, a project's own message(FATAL_ERROR) header
+    # (what it says follows on the next lines), and the shell's report of a crash
     r"|\bCMake Error at \S+\.cu\.o(?:bj)?\.(?:\w+\.)?cmake:\d+"
+    r"|\bCMake Error at \S+:\d+ \(message\):\s*$"
     r"|(?:^|\s)Segmentation fault(?: \(core dumped\))?\s*$"
 )
 # Lines that say an input a step expected is not there (`cp: cannot stat`, Kaldi's `Error

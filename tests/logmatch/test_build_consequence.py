@@ -4,7 +4,7 @@ failure."""
 
 from incidents.catalog import engine_specs
 from incidents.logmatch import analyze, build_index
-from incidents.logmatch.generic import is_consequence
+from incidents.logmatch.generic import is_consequence, is_generic
 
 
 def test_a_build_frontend_that_says_its_step_failed_only_reports_the_failure():
@@ -16,9 +16,11 @@ def test_a_build_frontend_that_says_its_step_failed_only_reports_the_failure():
         "  *** CMake build failed",
         "-- Configuring incomplete, errors occurred!",
         "/usr/bin/nvcc: returned nonzero exit status",
+        "CMake Error at cmake/paddle.cmake:31 (message):",
     ):
         assert is_consequence(line), line
     assert not is_consequence("src/a.c:9:10: fatal error: portaudio.h: No such file or directory")
+    assert not is_consequence("CMake Error at CMakeLists.txt:8 (find_package): Could not find CUDA")
 
 
 def test_a_disk_that_filled_up_during_a_wheel_build_ranks_before_the_wheel():
@@ -31,3 +33,26 @@ def test_a_disk_that_filled_up_during_a_wheel_build_ranks_before_the_wheel():
         "ERROR: Failed to build installable wheels for some pyproject.toml based projects\n"
     )
     assert analyze(tail, index).suggestions[0].slug == "disk-full"
+
+
+def test_a_cmake_call_stack_says_where_not_what():
+    assert is_generic("  CMakeLists.txt:22 (include)")
+    assert is_generic("  cmake/external/paddle.cmake:31 (find_package)")
+    assert not is_generic("CMake Error at CMakeLists.txt:22 (find_package): Could not find CUDA")
+
+
+def test_a_python_import_that_failed_inside_cmake_ranks_before_cmake_s_complaint():
+    index = build_index(*engine_specs())
+    tail = (
+        "+ cmake .. -DCMAKE_BUILD_TYPE=Release -DWITH_ARM=ON\n"
+        "Traceback (most recent call last):\n"
+        '  File "<string>", line 1, in <module>\n'
+        "ModuleNotFoundError: No module named 'paddle'\n"
+        "CMake Error at cmake/paddle.cmake:31 (message):\n"
+        "  NO Installed Paddle Found in\n"
+        "Call Stack (most recent call first):\n"
+        "  CMakeLists.txt:22 (include)\n"
+        "\n"
+        "-- Configuring incomplete, errors occurred!\n"
+    )
+    assert analyze(tail, index).suggestions[0].slug == "python-module-missing"
