@@ -132,12 +132,15 @@ class AtomIndex:
         for number, atom_set in enumerate(self.sets):
             offset = number * ATOMS_PER_SET
             present.update(offset + index for index in atom_set.Match(data) or ())
-        return {
-            pattern
-            for atom in present
-            for pattern, rest in self.owners[atom]
-            if all(not atoms.isdisjoint(present) for atoms in rest)
-        }
+        found: set[int] = set()
+        for atom in present:
+            for pattern, rest in self.owners[atom]:
+                for atoms in rest:
+                    if atoms.isdisjoint(present):
+                        break
+                else:
+                    found.add(pattern)
+        return found
 
 
 def _literal_set(atoms: Sequence[str]) -> re2.Set:

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import functools
 import re
+from bisect import bisect_right
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from itertools import accumulate
 
 import re2
 
@@ -182,15 +184,15 @@ class SignatureSet:
             ]
             if not maybe:
                 continue  # most lines match nothing: a batch of them is one look
-            for text, data in zip(distinct[start : start + _BATCH_LINES], batch, strict=True):
-                matched = [
-                    signature
-                    for number, part, candidates in maybe
-                    for index in part.matcher.line_matches(data, candidates)  # type: ignore[union-attr]
-                    if (signature := part.signatures[index]) and self._holds(number, signature.slug)
-                ]
-                if matched:
-                    found.append((text, matched))
+            matched: list[list[Signature]] = [[] for _ in batch]
+            for number, part, candidates in maybe:
+                for index, offsets in part.matcher.lines_matching(joined, batch, candidates):  # type: ignore[union-attr]
+                    signature = part.signatures[index]
+                    if signature and self._holds(number, signature.slug):
+                        for offset in offsets:
+                            matched[offset].append(signature)
+            texts = distinct[start : start + _BATCH_LINES]
+            found.extend((text, hit) for text, hit in zip(texts, matched, strict=True) if hit)
         if not found:
             return [], []
         where: dict[str, list[int]] = {text: [] for text, _matched in found}
@@ -436,6 +438,7 @@ class _Matcher:
         self.atoms = AtomIndex([(n, needs) for n, needs in requirements if needs])
         self.filters = _filters([(n, self.patterns[n]) for n, needs in requirements if not needs])
         self.anchored = anchored
+        self._anchored = frozenset(anchored)
         self.filter_count = len(self.atoms.sets) + len(self.filters)
 
     def batch_matches(self, data: bytes) -> list[int]:
@@ -449,11 +452,35 @@ class _Matcher:
             found.extend(numbers[index] for index in matcher.Match(data) or ())
         return sorted(found) + self.anchored if found or self.anchored else []
 
-    def line_matches(self, data: bytes, among: Sequence[int]) -> list[int]:
-        """Those of the patterns `among` that match the line `data`."""
-        return [
-            number for number in among if compiled(self.patterns[number]).search(data) is not None
-        ]
+    def lines_matching(
+        self, joined: bytes, batch: Sequence[bytes], among: Sequence[int]
+    ) -> Iterator[tuple[int, list[int]]]:
+        """Each of the patterns `among` with the lines of `batch` (`joined` by newlines) that
+        it matches, as offsets into `batch`. A pattern is run once over the joined lines and
+        each match is placed on its line; where a match crosses a line end (`\\s`, `[^x]`
+        match a newline), or the pattern is anchored to the whole text, it is tried on each
+        line instead, which decides."""
+        starts = list(accumulate((len(line) + 1 for line in batch[:-1]), initial=0))
+        for number in among:
+            regex = compiled(self.patterns[number])
+            offsets = None if number in self._anchored else _lines_of(regex, joined, starts)
+            if offsets is None:
+                offsets = [n for n, line in enumerate(batch) if regex.search(line) is not None]
+            yield number, offsets
+
+
+def _lines_of(regex: re2._Regexp, joined: bytes, starts: Sequence[int]) -> list[int] | None:
+    """The lines (offsets of `starts`, where each line of `joined` begins) that hold a match
+    of `regex`; None when a match crosses a line end. (No pattern matches the empty string.)"""
+    lines: list[int] = []
+    for match in regex.finditer(joined):
+        start, end = match.span()
+        if joined.find(b"\n", start, end) != -1:
+            return None
+        line = bisect_right(starts, start) - 1
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
 
 
 def _filters(numbered: list[tuple[int, str]]) -> list[tuple[re2.Filter, list[int]]]:

@@ -249,6 +249,35 @@ def test_scan_over_several_filters_and_literal_sets_finds_the_same(monkeypatch):
     assert found == _naive_scan(index.signatures, SCAN_LINES)
 
 
+def test_a_match_that_crosses_a_line_end_counts_on_no_line():
+    """Lines are tried a batch at a time, joined by newlines: a pattern whose match would run
+    from one line into the next (`\\s`, `[^:]`) is tried on each line alone, and a pattern
+    that matches many lines of a batch is placed on each of them."""
+    signatures = (
+        SignatureSpec("across", "disk-full", r"device\s+full"),
+        SignatureSpec("class", "disk-full", r"quota[^:]*exceeded"),
+        SignatureSpec("many", "gpu-oom", r"(?i)cuda out of memory"),
+    )
+    lines = [
+        "write failed: device",
+        "full of old checkpoints",
+        "quota of the project",
+        "exceeded: 0 GPUs",
+        *[f"rank {n}: CUDA out of memory" for n in range(150)],
+        "tmpfs device  full",
+        "quota exceeded",
+    ]
+    index = build_index(SMALL_INCIDENTS, signatures)
+    hits = index.signatures.scan(lines)
+    found = {(hit.signature.key, hit.text, hit.lines) for hit in hits}
+    assert found == _naive_scan(index.signatures, lines)
+    assert {hit.text for hit in hits if hit.signature.key != "many"} == {
+        "tmpfs device  full",
+        "quota exceeded",
+    }
+    assert sum(hit.signature.key == "many" for hit in hits) == 150
+
+
 @pytest.mark.slow
 def test_the_filters_find_what_a_search_per_signature_finds():
     """The filters find exactly what one RE2 search per signature and line finds, on the
