@@ -59,6 +59,10 @@ RULES: tuple[tuple[str, str, Level], ...] = (
     ("logcat error", rf"^(?:[EFA]/{_LOGCAT_TAG}|{_LOGCAT_TIME} [EFA] )", E),
     ("logcat warning", rf"^(?:W/{_LOGCAT_TAG}|{_LOGCAT_TIME} W )", W),
     ("logcat info", rf"^(?:[VDI]/{_LOGCAT_TAG}|{_LOGCAT_TIME} [VDI] )", I),
+    # llama.cpp's common log: `<minutes>.<seconds>.<ms>.<us> <level> <message>`.
+    ("llama.cpp error", r"^\s*\d+\.\d\d\.\d{3}\.\d{3} E ", E),
+    ("llama.cpp warning", r"^\s*\d+\.\d\d\.\d{3}\.\d{3} W ", W),
+    ("llama.cpp info", r"^\s*\d+\.\d\d\.\d{3}\.\d{3} [IDT] ", I),
     ("glog error", r"(?:^|[\s\]:])[EF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)? +\d+ [\w.\-]+:\d+\]", E),
     ("glog warning", r"(?:^|[\s\]:])W\d{4} \d\d:\d\d:\d\d(?:\.\d+)? +\d+ [\w.\-]+:\d+\]", W),
     ("glog info", r"(?:^|[\s\]:])I\d{4} \d\d:\d\d:\d\d(?:\.\d+)? +\d+ [\w.\-]+:\d+\]", I),
@@ -86,9 +90,10 @@ RULES: tuple[tuple[str, str, Level], ...] = (
     ("exception", r"(?:^|[\s:\]|>)])" + _EXCEPTION_CLASS + r"(?::(?:\s|$)|$)", E),
     ("error:", r"(?:^|[\s:\]])(?:fatal )?(?:error|Error):(?:\s|$)", E),
     ("Error", r"(?:^|[:\]]\s+)Error\b", E),
-    # llama.cpp and other C tools: "error loading model: …", "error while parsing config: …".
-    ("error doing", r"^\s*error (?:loading|reading|opening|parsing|writing|creating|initiali[sz]ing"
-     r"|running|processing|while|during)\b[^:]{0,80}:\s", E),
+    # llama.cpp and other C tools: "error loading model: …", "error while parsing config: …",
+    # also behind the function that reports it ("llama_model_load: error loading model: …").
+    ("error doing", r"^\s*(?:[a-z_]\w*: )?error (?:loading|reading|opening|parsing|writing"
+     r"|creating|initiali[sz]ing|running|processing|while|during)\b[^:]{0,80}:\s", E),
     # C functions that name themselves: "gguf_init_from_file: invalid magic …",
     # "ggml_cuda_init: failed to initialize CUDA: …", "main: unable to load model".
     ("c function failure", r"^\s*[a-z_]\w*: (?:invalid|failed to|unable to|cannot|can't|could not"
@@ -96,8 +101,8 @@ RULES: tuple[tuple[str, str, Level], ...] = (
     ("fatal", r"(?:^|\s)(?:[Ff]atal(?: error)?:|panic:)", E),
     ("signal", r"\bSegmentation fault\b|\bcore dumped\b|\bBus error\b|\bIllegal instruction\b"
         r"|\bFloating point exception\b", E),
-    ("toolchain fatal", r"(?:^|[\s/])(?:ptxas|nvcc|nvlink|fatbinary|cicc|nvrtc|cc\dplus|cc\d"
-        r"|collect\d|ld(?:\.(?:bfd|gold|lld))?|lld)(?:\.exe)?\s+(?:fatal|error)\s*:", E),
+    ("toolchain fatal", r"(?:^|[\s/])(?:ptxas(?:-\w+)?|nvcc|nvlink|fatbinary|cicc|nvrtc|cc\dplus"
+        r"|cc\d|collect\d|ld(?:\.(?:bfd|gold|lld))?|lld)(?:\.exe)?\s+(?:fatal|error)\s*:", E),
     # ptxas's own diagnostics on a PTX file: "ptxas /tmp/x.ptx, line 59; error   : Feature …".
     ("ptxas diagnostic", r"(?:^|[\s/])ptxas\S*\s+[^;]*, line \d+; error\s*:", E),
     ("ptxas warning", r"(?:^|[\s/])ptxas\S*\s+[^;]*, line \d+; warning\s*:", W),

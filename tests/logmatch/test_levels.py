@@ -25,6 +25,7 @@ SINGLE_LINES = [
         W,
     ),
     ("nvcc fatal   : Unsupported gpu architecture 'compute_89'", E),
+    ("ptxas-blackwell fatal   : Value 'sm_110a' is not defined for option 'gpu-name'", E),
     ("PytorchStreamReader failed reading zip archive: failed finding central directory", E),
     # CANN's report of a device fault, also when its code prefix (EZ9999) was cut off
     (
@@ -71,6 +72,19 @@ SINGLE_LINES = [
     ("I/VoskAPI: Decoding finished", I),
     ("03-17 16:13:38.811  1702  2395 E Sherpa  : Wave file has an unknown sample rate", E),
     ("03-17 16:13:38.811  1702  2395 D Sherpa  : Error rate 0.12 on the batch", I),
+    # llama.cpp's common log: a level letter after the time, whatever the message says
+    (
+        "3.49.305.569 E srv                send_error: task 1 | error = decoding exceeds the "
+        "available context size. try increasing the context size.",
+        E,
+    ),
+    (
+        "llama_model_load: error loading model: check_tensor_dims: tensor 'token_embd.weight' "
+        "has wrong shape; expected  4096, 128256, got  4096, 128258,     1,     1",
+        E,
+    ),
+    ("0.00.012.345 W llama_context: n_ctx_per_seq (4096) < n_ctx_train (131072)", W),
+    ("3.49.305.838 I srv  log_server_response: rid 3524 | POST /v1/embeddings | status 500", I),
     # Python logging
     ("2024-01-01 12:00:00,123 - trainer - ERROR - step failed", E),
     ("2024-01-01 12:00:00,123 - trainer - WARNING - slow step", W),
