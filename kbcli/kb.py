@@ -493,6 +493,7 @@ def _run_command(command: list[str], log, tail: Tail) -> int:
     # Ctrl-C and Ctrl-\ at a terminal reach the whole foreground group, the command too:
     # there kb only outlives them. Elsewhere (a scheduler signalling kb) they are passed on.
     keyboard = (signal.SIGINT, signal.SIGQUIT)
+    passed_on = (*keyboard, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)
     interactive = sys.stdin is not None and sys.stdin.isatty()
     previous = {
         number: signal.signal(
@@ -501,14 +502,21 @@ def _run_command(command: list[str], log, tail: Tail) -> int:
             if interactive and number in keyboard
             else lambda number, _frame: child.send_signal(number),
         )
-        for number in (*keyboard, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)
+        for number in passed_on
     }
     pumps = [
         threading.Thread(target=_pump, args=(child.stdout, 1, log, tail), daemon=True),
         threading.Thread(target=_pump, args=(child.stderr, 2, log, tail), daemon=True),
     ]
-    for pump in pumps:
-        pump.start()
+    # The kernel hands a signal sent to kb to any thread that does not block it, but only the
+    # main thread runs the handler, and only once its wait for the command is interrupted: a
+    # signal taken by a pump would never reach the command. The pumps inherit this mask.
+    signal.pthread_sigmask(signal.SIG_BLOCK, passed_on)
+    try:
+        for pump in pumps:
+            pump.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, passed_on)
     try:
         code = child.wait()
     finally:

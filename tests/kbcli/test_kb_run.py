@@ -2,6 +2,7 @@
 
 import signal
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -56,3 +57,34 @@ def test_it_passes_a_schedulers_signal_on_to_the_command(kb):
     assert running.wait(30) == 7, running.stderr.read()
     running.stdout.close()
     running.stderr.close()
+
+
+@pytest.mark.django_db
+def test_only_its_main_thread_can_take_a_signal_meant_for_the_command(kb):
+    """The threads that pass the output on block the signals kb passes on: a signal the
+    kernel gave one of them would never reach the command (the main thread, blocked waiting
+    for it, would not wake), so the command would run on after a scheduler's SIGTERM."""
+    running = kb.start("run", "--", sys.executable, "-c", TRAPS_TERM, KB_URL="http://127.0.0.1:9")
+    assert running.stdout.readline() == "ready\n"
+
+    tasks = Path(f"/proc/{running.pid}/task")
+    masks = {int(task.name): _blocked_signals(task / "status") for task in sorted(tasks.iterdir())}
+    running.send_signal(signal.SIGTERM)
+    assert running.wait(30) == 7, running.stderr.read()
+    running.stdout.close()
+    running.stderr.close()
+
+    pumps = [mask for tid, mask in masks.items() if tid != running.pid]
+    assert len(pumps) >= 2
+    passed_on = {signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1}
+    assert all(passed_on <= mask for mask in pumps), pumps
+    assert not passed_on & masks[running.pid]
+
+
+def _blocked_signals(status: Path) -> set[int]:
+    mask = next(
+        int(line.split()[1], 16)
+        for line in status.read_text().splitlines()
+        if line.startswith("SigBlk:")
+    )
+    return {number for number in range(1, 65) if mask >> (number - 1) & 1}
