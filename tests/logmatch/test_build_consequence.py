@@ -2,8 +2,7 @@
 failed ranks below the line that says why, and a disk that filled up is that, not a build
 failure."""
 
-from incidents.catalog import engine_specs
-from incidents.logmatch import analyze, build_index
+from incidents.logmatch import analyze
 from incidents.logmatch.generic import is_consequence, is_generic
 
 
@@ -23,8 +22,7 @@ def test_a_build_frontend_that_says_its_step_failed_only_reports_the_failure():
     assert not is_consequence("CMake Error at CMakeLists.txt:8 (find_package): Could not find CUDA")
 
 
-def test_a_disk_that_filled_up_during_a_wheel_build_ranks_before_the_wheel():
-    index = build_index(*engine_specs())
+def test_a_disk_that_filled_up_during_a_wheel_build_ranks_before_the_wheel(catalog_index):
     tail = (
         "      /usr/bin/ld: final link failed: No space left on device\n"
         "      error: command '/usr/bin/g++' failed with exit code 1\n"
@@ -32,7 +30,7 @@ def test_a_disk_that_filled_up_during_a_wheel_build_ranks_before_the_wheel():
         "  ERROR: Failed building wheel for deepspeed\n"
         "ERROR: Failed to build installable wheels for some pyproject.toml based projects\n"
     )
-    assert analyze(tail, index).suggestions[0].slug == "disk-full"
+    assert analyze(tail, catalog_index).suggestions[0].slug == "disk-full"
 
 
 def test_a_cmake_call_stack_says_where_not_what():
@@ -41,8 +39,7 @@ def test_a_cmake_call_stack_says_where_not_what():
     assert not is_generic("CMake Error at CMakeLists.txt:22 (find_package): Could not find CUDA")
 
 
-def test_a_python_import_that_failed_inside_cmake_ranks_before_cmake_s_complaint():
-    index = build_index(*engine_specs())
+def test_a_python_import_that_failed_inside_cmake_ranks_before_cmake_s_complaint(catalog_index):
     tail = (
         "+ cmake .. -DCMAKE_BUILD_TYPE=Release -DWITH_ARM=ON\n"
         "Traceback (most recent call last):\n"
@@ -55,4 +52,4 @@ def test_a_python_import_that_failed_inside_cmake_ranks_before_cmake_s_complaint
         "\n"
         "-- Configuring incomplete, errors occurred!\n"
     )
-    assert analyze(tail, index).suggestions[0].slug == "python-module-missing"
+    assert analyze(tail, catalog_index).suggestions[0].slug == "python-module-missing"

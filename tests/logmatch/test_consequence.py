@@ -1,8 +1,7 @@
 """A line that only reports that a job was stopped from outside ranks below the line that
 says why, whichever comes last."""
 
-from incidents.catalog import engine_specs
-from incidents.logmatch import analyze, build_index
+from incidents.logmatch import analyze
 from incidents.logmatch.generic import is_consequence, is_fallout
 
 TIMEOUT = (
@@ -22,11 +21,10 @@ def test_a_launcher_told_to_stop_only_reports_the_failure():
     assert not is_consequence("Received 2 death signal, shutting down workers")  # Ctrl-C
 
 
-def test_the_cause_beside_it_ranks_first():
-    index = build_index(*engine_specs())
-    report = analyze(f"{TIMEOUT}\n{SIGTERM}\n", index)
+def test_the_cause_beside_it_ranks_first(catalog_index):
+    report = analyze(f"{TIMEOUT}\n{SIGTERM}\n", catalog_index)
     assert report.suggestions[0].slug == "collective-timeout"
-    alone = analyze(f"step 120 | loss 2.31\n{SIGTERM}\n", index).suggestions
+    alone = analyze(f"step 120 | loss 2.31\n{SIGTERM}\n", catalog_index).suggestions
     assert not any(suggestion.confident for suggestion in alone)  # who sent it is not said
 
 
@@ -45,22 +43,20 @@ def test_a_missing_input_is_fallout_unless_the_shell_cannot_run_a_script():
     assert not is_fallout("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB")
 
 
-def test_the_earlier_line_that_explains_a_missing_input_ranks_first():
-    index = build_index(*engine_specs())
-    report = analyze(BROKEN_LINKS, index)
+def test_the_earlier_line_that_explains_a_missing_input_ranks_first(catalog_index):
+    report = analyze(BROKEN_LINKS, catalog_index)
     assert report.suggestions[0].slug == "kaldi-path-missing"
-    missing = analyze(BROKEN_LINKS.split("\n", 2)[2], index)  # no earlier line explains it
+    missing = analyze(BROKEN_LINKS.split("\n", 2)[2], catalog_index)  # no earlier line explains it
     assert missing.suggestions[0].slug == "missing-artifact"
 
 
-def test_a_stray_warning_before_a_missing_input_explains_nothing():
-    index = build_index(*engine_specs())
+def test_a_stray_warning_before_a_missing_input_explains_nothing(catalog_index):
     tail = (
         "WARNING (gmm-align-compiled[5.5.1068]:AlignUtteranceWrapper():decoder/decoder-wrappers.cc:617)"
         " Retrying utterance spk012-utt0341 with beam 40\n"
         "cp: cannot stat 'exp/tri3/final.mdl': No such file or directory\n"
     )
-    assert analyze(tail, index).suggestions[0].slug == "missing-artifact"
+    assert analyze(tail, catalog_index).suggestions[0].slug == "missing-artifact"
 
 
 ENGINE_DEAD = "(EngineCore_DP0 pid=413) ERROR 11-10 12:30:57 [core.py:710] EngineCore encountered a fatal error."
@@ -81,12 +77,11 @@ def test_a_serving_engine_that_died_only_reports_the_failure():
     )
 
 
-def test_the_reason_the_engine_died_ranks_above_its_death():
-    index = build_index(*engine_specs())
-    report = analyze(f"{NPU_OP_MISSING}\n{ENGINE_DEAD}\n", index)
+def test_the_reason_the_engine_died_ranks_above_its_death(catalog_index):
+    report = analyze(f"{NPU_OP_MISSING}\n{ENGINE_DEAD}\n", catalog_index)
     assert report.suggestions[0].slug == "ascend-op-no-binary"
     alone = analyze(
-        f"INFO 11-10 12:30:50 [loggers.py:123] Running: 96 reqs\n{ENGINE_DEAD}\n", index
+        f"INFO 11-10 12:30:50 [loggers.py:123] Running: 96 reqs\n{ENGINE_DEAD}\n", catalog_index
     )
     assert alone.suggestions[0].slug == "concurrency-crash"
 
@@ -102,14 +97,13 @@ def test_recipe_job_wrappers_only_report_the_failure():
     assert is_consequence("slurm.pl: 3 / 8 failed, log is in exp/tri3/log/align.*.log")
 
 
-def test_the_job_log_line_naming_the_cause_ranks_above_its_ended_banner():
-    index = build_index(*engine_specs())
+def test_the_job_log_line_naming_the_cause_ranks_above_its_ended_banner(catalog_index):
     tail = (
         "bash: line 1: compute-mfcc-feats: command not found\n"
         "# Accounting: time=0 threads=1\n"
         "# Ended (code 127) at Fri Feb 15 15:04:00 CST 2019, elapsed time 0 seconds\n"
     )
-    report = analyze(tail, index)
+    report = analyze(tail, catalog_index)
     assert report.suggestions[0].slug == "kaldi-path-missing"
 
 
@@ -128,8 +122,7 @@ def test_a_serving_engine_that_failed_to_start_only_reports_it():
     assert not is_consequence("ValueError: No available memory for the cache blocks.")
 
 
-def test_the_cause_before_a_shard_that_failed_to_start_ranks_first():
-    index = build_index(*engine_specs())
+def test_the_cause_before_a_shard_that_failed_to_start_ranks_first(catalog_index):
     tail = (
         "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; 15.77 GiB"
         " total capacity; 15.37 GiB already allocated; 13.62 MiB free; 15.77 GiB allowed; 15.40 GiB"
@@ -138,7 +131,7 @@ def test_the_cause_before_a_shard_that_failed_to_start_ranks_first():
         "Error: ShardCannotStart\n"
         "2023-08-17T10:23:27.032737Z ERROR text_generation_launcher: Shard 0 failed to start\n"
     )
-    report = analyze(tail, index)
+    report = analyze(tail, catalog_index)
     assert report.suggestions[0].slug == "gpu-oom"
 
 
@@ -156,10 +149,11 @@ ENGINE_DIED = """\
 """
 
 
-def test_an_incident_that_recognises_the_cause_too_is_not_demoted_for_the_consequence():
+def test_an_incident_that_recognises_the_cause_too_is_not_demoted_for_the_consequence(
+    catalog_index,
+):
     """The serving engine's crash recognises both the illegal access and the dead engine;
     training's illegal access only the first. The consequence line must not weigh down the
     incident that also names the cause: in a serving tail, the serving incident answers."""
-    index = build_index(*engine_specs())
-    first = analyze(ENGINE_DIED, index).suggestions[0]
+    first = analyze(ENGINE_DIED, catalog_index).suggestions[0]
     assert (first.slug, first.confident) == ("concurrency-crash", True)
