@@ -431,14 +431,12 @@ class _Matcher:
 
     def __init__(self, patterns: Sequence[str]):
         self.patterns = [p if _TEXT_ANCHOR.search(p) else f"(?m){p}" for p in patterns]
-        anchored = [n for n, p in enumerate(patterns) if _TEXT_ANCHOR.search(p)]
-        skip = set(anchored)
-        loose = [n for n in range(len(patterns)) if n not in skip]
+        anchored = frozenset(n for n, p in enumerate(patterns) if _TEXT_ANCHOR.search(p))
+        loose = [n for n in range(len(patterns)) if n not in anchored]
         requirements = [(n, required_atoms(patterns[n])) for n in loose]
         self.atoms = AtomIndex([(n, needs) for n, needs in requirements if needs])
         self.filters = _filters([(n, self.patterns[n]) for n, needs in requirements if not needs])
         self.anchored = anchored
-        self._anchored = frozenset(anchored)
         self.filter_count = len(self.atoms.sets) + len(self.filters)
 
     def batch_matches(self, data: bytes) -> list[int]:
@@ -450,7 +448,7 @@ class _Matcher:
         ]
         for matcher, numbers in self.filters:
             found.extend(numbers[index] for index in matcher.Match(data) or ())
-        return sorted(found) + self.anchored if found or self.anchored else []
+        return sorted([*found, *self.anchored]) if found or self.anchored else []
 
     def lines_matching(
         self, joined: bytes, batch: Sequence[bytes], among: Sequence[int]
@@ -463,7 +461,7 @@ class _Matcher:
         starts = list(accumulate((len(line) + 1 for line in batch[:-1]), initial=0))
         for number in among:
             regex = compiled(self.patterns[number])
-            offsets = None if number in self._anchored else _lines_of(regex, joined, starts)
+            offsets = None if number in self.anchored else _lines_of(regex, joined, starts)
             if offsets is None:
                 offsets = [n for n, line in enumerate(batch) if regex.search(line) is not None]
             yield number, offsets
