@@ -504,8 +504,10 @@ def drift_clues(
         return {}
     path = _raising_frame(tail.lines, last)
     if path is not None and _INSTALLED_CODE.search(path):
-        second = DRIFT_LEAD_STRENGTH * SECOND_READING_SHARE  # record_clues reads it first
-        strength = second if _reads_a_record(tail, last) else None
+        # record_clues or config_clues reads it first
+        second = DRIFT_LEAD_STRENGTH * SECOND_READING_SHARE
+        reads_the_jobs_own = _reads_a_record(tail, last) or _reads_a_config_object(tail, last)
+        strength = second if reads_the_jobs_own else None
         return _leads(tail, last, leads, kind="drift", strength=strength)
     if _AS_A_CONTAINER.search(tail.lines[last]):
         return _leads(tail, last, leads, kind="drift")
@@ -535,8 +537,8 @@ def config_clues(
     class: `'AttrDict' object`), and no incident has confirming evidence, the incidents that
     usually explain it (`config_lead`) are offered as a lead on that line. Raised in the job's
     own code, they lead, and a missing attribute has the drift lead as its second reading;
-    raised in an installed package, they are the second reading after the drift lead
-    (`SECOND_READING_SHARE`)."""
+    raised in an installed package on any object but a configuration's, they are the second
+    reading after the drift lead (`SECOND_READING_SHARE`)."""
     leads = [spec.slug for spec in incidents.values() if spec.config_lead]
     last = _unexplained_exception(tail, clues, leads)
     if last is None:
@@ -558,7 +560,10 @@ def config_clues(
     if path is None or not any(_looks_up_in_config(line, lookups, of_a_config) for line in source):
         return {}
     second = CONFIG_LEAD_STRENGTH * SECOND_READING_SHARE
-    if _INSTALLED_CODE.search(path):  # drift_clues leads with a dependency that moved
+    # A library reading a key the job's own configuration object lacks (`'Namespace' object
+    # has no attribute …` in an installed trainer) is a configuration older than the code
+    # that reads it; any other object's attribute in installed code is a dependency that moved.
+    if _INSTALLED_CODE.search(path) and not of_a_config:
         return _leads(tail, last, leads, kind="config", strength=second)
     found = _leads(tail, last, leads, kind="config")
     if an_attribute:  # an attribute of a config object some library built
@@ -592,6 +597,20 @@ def _reads_a_record(tail: Tail, exception: int) -> bool:
     lookups = (f"['{key}']", f'["{key}"]')
     source = tail.lines[max(0, exception - _CODE_CONTEXT_LINES) : exception]
     return any(_looks_up_in_record(line, lookups) for line in source)
+
+
+def _reads_a_config_object(tail: Tail, exception: int) -> bool:
+    """Whether the AttributeError on line `exception` is about an object of a configuration's
+    class (`'Namespace' object has no attribute 'x'`) that a source line in the frame's few
+    lines above reads that attribute from."""
+    missing = _MISSING_ATTRIBUTE.search(tail.lines[exception])
+    if missing is None or not _CONFIG_CLASS.search(missing.group(1)):
+        return False
+    if _raising_frame(tail.lines, exception) is None:
+        return False
+    lookups = (f".{missing.group(2)}",)
+    source = tail.lines[max(0, exception - _CODE_CONTEXT_LINES) : exception]
+    return any(_looks_up_in_config(line, lookups, True) for line in source)
 
 
 def _unexplained_exception(

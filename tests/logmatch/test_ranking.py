@@ -1004,14 +1004,17 @@ AttributeError: 'TransformerConfig' object has no attribute 'rotary_interleaved'
 @pytest.mark.parametrize(
     ("log", "first", "second"),
     [
-        (INSTALLED_TRAINER_READS_USER_CONFIG, "python-api-drift", "stale-recipe-config"),
+        (INSTALLED_TRAINER_READS_USER_CONFIG, "stale-recipe-config", "python-api-drift"),
         (LIBRARY_CHECKOUT_READS_ANOTHER_PACKAGES_CONFIG, "stale-recipe-config", "python-api-drift"),
     ],
 )
 def test_an_attribute_missing_from_a_config_has_both_readings_as_leads(
     catalog_index, log, first, second
 ):
-    """A config and the code that reads it: either one may be of another version."""
+    """A config and the code that reads it: either one may be of another version. An object
+    of a configuration class (`'Namespace' object`) is the job's own configuration even where
+    an installed trainer reads it: a key the code now reads and the configuration lacks is
+    first a configuration older than the code."""
     report = analyze(log, catalog_index)
 
     assert [suggestion.slug for suggestion in report.suggestions[:2]] == [first, second]
