@@ -109,6 +109,7 @@ _CONSEQUENCE = re2.compile(
     r"|\bFailed to build (?:installable wheels|'?[\w.\-]+'?\s*$"
     r"|'?[\w.\-]+'? when getting requirements)"
     r"|\bdid not run successfully\b|\bmetadata-generation-failed\b"
+    r"|\bThis error originates from a subprocess, and is likely not a problem with pip\b"
     r"|\bEncountered error while generating package metadata\b"
     r"|\*\*\* CMake (?:build|configuration|install) failed|\bCMake Generate step failed\b"
     r"|\bConfiguring incomplete, errors occurred\b|\breturned nonzero exit status\b"

@@ -16,6 +16,7 @@ def test_a_build_frontend_that_says_its_step_failed_only_reports_the_failure():
         "-- Configuring incomplete, errors occurred!",
         "/usr/bin/nvcc: returned nonzero exit status",
         "CMake Error at cmake/paddle.cmake:31 (message):",
+        "note: This error originates from a subprocess, and is likely not a problem with pip.",
     ):
         assert is_consequence(line), line
     assert not is_consequence("src/a.c:9:10: fatal error: portaudio.h: No such file or directory")
@@ -31,6 +32,22 @@ def test_a_disk_that_filled_up_during_a_wheel_build_ranks_before_the_wheel(catal
         "ERROR: Failed to build installable wheels for some pyproject.toml based projects\n"
     )
     assert analyze(tail, catalog_index).suggestions[0].slug == "disk-full"
+
+
+def test_msvc_unable_to_name_its_object_file_ranks_before_pip_s_note_in_a_wrapped_line(
+    catalog_index,
+):
+    """A Chinese console wraps C1083's line before its message: the wrapped half still says
+    the path is too long, and pip's closing note only reports the failed compile."""
+    tail = (
+        "    E:\\work\\GroundingDINO\\csrc\\MsDeformAttn\\ms_deform_attn_cpu.cpp : fatal error C1083: 无 \n"
+        "法打开编译器生成的文件: “”: Invalid argument\n"
+        "    error: command 'E:\\\\MSVC\\\\bin\\\\HostX86\\\\x64\\\\cl.exe' failed with exit code 1\n"
+        "    [end of output]\n"
+        "\n"
+        "note: This error originates from a subprocess, and is likely not a problem with pip.\n"
+    )
+    assert analyze(tail, catalog_index).suggestions[0].slug == "windows-long-path"
 
 
 def test_a_cmake_call_stack_says_where_not_what():
