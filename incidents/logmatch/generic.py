@@ -137,6 +137,7 @@ _CONSEQUENCE = re2.compile(
 _MISSING_INPUT = re2.compile(
     r"(?i)\bcannot (?:stat|access|open)\b|\bNo such file or directory\b|\bno such file\b"
     r"|\bError opening input stream\b|\bFileNotFoundError\b|\b(?:does not|doesn't) exist\b"
+    r"|\bunable to open file\b|\bcan(?:no|')t find (?:the )?(?:file|model|config)"
 )
 _SHELL_CANNOT_RUN = re2.compile(
     r"\bline \d+: \S+: (?:No such file or directory|Not a directory|command not found)"

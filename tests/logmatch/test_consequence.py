@@ -50,6 +50,29 @@ def test_the_earlier_line_that_explains_a_missing_input_ranks_first(catalog_inde
     assert missing.suggestions[0].slug == "missing-artifact"
 
 
+def test_a_model_file_missing_after_its_download_failed_is_fallout_of_the_download(
+    catalog_index,
+):
+    """faster-whisper falls back to the cache when the hub cannot be reached, and then cannot
+    open the model file that was never downloaded."""
+    assert is_fallout("RuntimeError: Unable to open file 'model.bin' in model '/cache/whisper'")
+    assert is_fallout("ValueError: Can't find config.json at './sst2_lora'")
+    tail = (
+        "An error occured while synchronizing the model guillaumekln/faster-whisper-medium from"
+        " the Hugging Face Hub:\n"
+        "(MaxRetryError(\"HTTPSConnectionPool(host='huggingface.co', port=443): Max retries"
+        " exceeded with url: /api/models/guillaumekln/faster-whisper-medium/revision/main"
+        " (Caused by SSLError(SSLCertVerificationError(1, '[SSL: CERTIFICATE_VERIFY_FAILED]"
+        " certificate verify failed: self signed certificate in certificate chain'))\"))\n"
+        "Trying to load the model directly from the local cache, if it exists.\n"
+        "Traceback (most recent call last):\n"
+        '  File "faster_whisper/transcribe.py", line 129, in __init__\n'
+        "RuntimeError: Unable to open file 'model.bin' in model"
+        " 'C:\\\\cache\\\\hub\\\\models--guillaumekln--faster-whisper-medium'\n"
+    )
+    assert analyze(tail, catalog_index).suggestions[0].slug == "hub-unreachable"
+
+
 def test_a_stray_warning_before_a_missing_input_explains_nothing(catalog_index):
     tail = (
         "WARNING (gmm-align-compiled[5.5.1068]:AlignUtteranceWrapper():decoder/decoder-wrappers.cc:617)"
