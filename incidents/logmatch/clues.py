@@ -784,8 +784,10 @@ def similarity_queries(tail: Tail) -> list[int]:
     """The lines worth comparing with the incidents' text: the latest distinct errors, then
     flooding warnings, then other warnings. In a description typed by a person ("显存不足",
     "WER up 2 points after a rerun") every line counts; in a log without any warning or
-    error only its last few lines do, since healthy INFO lines would only add noise. Each
-    group is asked once, through its last line; lines that say nothing are left out."""
+    error only its last few lines do, since healthy INFO lines would only add noise, and none
+    when it ends in a bare `Killed`: what the job was doing says nothing about why it was
+    killed (`kill_clues` reads that). Each group is asked once, through its last line; lines
+    that say nothing are left out."""
     latest_first = sorted(tail.groups, key=lambda found: -found.last_line)
     chosen: list[int] = []
 
@@ -808,7 +810,7 @@ def similarity_queries(tail: Tail) -> list[int]:
     take(at(Level.WARNING), SIMILARITY_QUERIES if not chosen else len(chosen))
     if tail.is_description:
         take(latest_first, DESCRIPTION_LINES)
-    elif not chosen:
+    elif not chosen and _bare_kill(tail) is None:
         take(latest_first, LAST_LINES_ASKED, successes=False)
     return sorted(chosen)
 

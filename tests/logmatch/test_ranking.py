@@ -290,6 +290,23 @@ def test_a_bare_killed_at_the_end_is_a_lead_for_the_oom_killer(catalog_index):
     assert "killed without a word" in report.suggestions[0].why
 
 
+def test_what_a_killed_job_was_doing_does_not_outrank_the_kill(catalog_index):
+    """The INFO lines above a bare `Killed` say what the job was doing (casting a model to
+    float32), not why it died: no incident that merely resembles them comes first."""
+    log = (
+        "[INFO 2024-06-06 11:19:55,094 builder.py:91] Loading model with"
+        " checkpoint=../llama3/Meta-Llama-3-8B/consolidated.00.pth, params=params.json\n"
+        "[INFO 2024-06-06 11:19:55,404 builder.py:112] Loaded model with dtype=torch.bfloat16\n"
+        "[INFO 2024-06-06 11:19:55,405 builder.py:197] model.to torch.float32\n"
+        "Killed\n"
+    )
+
+    report = analyze(log, catalog_index)
+
+    assert [s.slug for s in report.suggestions] == ["host-oom"]
+    assert not report.suggestions[0].confident
+
+
 def test_a_build_step_killed_without_a_word_is_the_oom_killer_not_its_cmake_report(
     catalog_index,
 ):
