@@ -58,6 +58,10 @@ _CODES = re.compile(
 )
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"[a-z_][a-z0-9_]{2,}")
+# An exception class named in CamelCase (`NoBackendError`, `ContextWindowExceededError`) also
+# counts as its words: the class names the failure in words the incidents' texts use.
+_CAMEL_NAME = re.compile(r"\b[A-Z]?[a-z]+(?:[A-Z][a-z]+)*(?:Error|Exception)\b")
+_CAMEL_PART = re.compile(r"[A-Z]?[a-z]+")
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
 # Features in more than this share of the incidents tell them apart too little to be worth
 # the postings they would cost at query time; in a large knowledge base, neither do features
@@ -116,6 +120,12 @@ def features(text: str) -> Counter[str]:
     padded = f" {_CJK_RUN.sub(' ', normal)} "
     counts.update(padded[i : i + 3] for i in range(len(padded) - 2) if padded[i + 1] != " ")
     counts.update("w:" + word[:_STEM] for word in _WORD.findall(normal) if word not in _STOP_WORDS)
+    counts.update(
+        "w:" + word[:_STEM]
+        for name in _CAMEL_NAME.findall(message)
+        for word in map(str.lower, _CAMEL_PART.findall(name))
+        if len(word) >= 3 and word not in _STOP_WORDS
+    )
     counts.update(codes)
     return counts
 

@@ -82,6 +82,21 @@ def test_a_passage_needs_real_content_overlap_not_only_letters_in_common():
     assert index.best_matches(["checkpoint directory filled up the whole disk"])[0].slug == "disk"
 
 
+def test_an_exception_class_named_in_camel_case_counts_as_its_words():
+    """`audioread.NoBackendError` says "no backend" as plainly as a sentence would."""
+    assert {"w:backe", "w:excee", "w:conte"} <= set(
+        features("audioread.NoBackendError ContextWindowExceededError")
+    )
+    assert "w:facto" not in features("GlooDeviceFactory::makeUVDevice()")  # no exception
+    index = SimilarityIndex(
+        [
+            IncidentSpec("backend", "No audio backend can decode the file", "data", "", ""),
+            IncidentSpec("disk", "Checkpoint directory fills the disk", "data", "", ""),
+        ]
+    )
+    assert list(index.score("audioread.NoBackendError")) == ["backend"]
+
+
 def test_words_every_failure_log_is_full_of_are_not_content():
     index = SimilarityIndex(
         [IncidentSpec("perm", "Cannot open file: error while running", "data", "", "")]
