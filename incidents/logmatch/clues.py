@@ -156,6 +156,9 @@ _API_ERRORS = frozenset({"AttributeError", "ImportError", "KeyError", "TypeError
 _ABOUT_NONE = re2.compile(r"'NoneType' object")
 _INSTALLED_CODE = re2.compile(r"[/\\](?:site|dist)-packages[/\\]|\btransformers_modules[/\\]")
 _CODE_CONTEXT_LINES = 4  # a frame's source line, its ^^^ markers, a blank line
+# A frame of a method Python calls for a lookup (`cfg['models']`, `cfg.models`): a key it
+# cannot find was asked for by the frame above it.
+_LOOKUP_METHOD_FRAME = re2.compile(r", in __(?:getitem|missing|getattr|getattribute)__\s*$")
 EXCEPTION_REACH = 1000  # lines from the end where the exception that ends a run is looked for
 # IPython/Jupyter/Colab tracebacks head a frame with the file and the function instead of
 # `File "…", line N` (`File ~/env/…/deprecation.py:165, in wrapped_func(…)`,
@@ -506,7 +509,11 @@ def drift_clues(
     if path is not None and _INSTALLED_CODE.search(path):
         # record_clues or config_clues reads it first
         second = DRIFT_LEAD_STRENGTH * SECOND_READING_SHARE
-        reads_the_jobs_own = _reads_a_record(tail, last) or _reads_a_config_object(tail, last)
+        reads_the_jobs_own = (
+            _reads_a_record(tail, last)
+            or _reads_a_config_object(tail, last)
+            or _asked_by_the_jobs_own_code(tail, last)
+        )
         strength = second if reads_the_jobs_own else None
         return _leads(tail, last, leads, kind="drift", strength=strength)
     if _AS_A_CONTAINER.search(tail.lines[last]):
@@ -543,22 +550,10 @@ def config_clues(
     last = _unexplained_exception(tail, clues, leads)
     if last is None:
         return {}
-    of_a_config = an_attribute = False
-    if missing := _MISSING_KEY.search(tail.lines[last]):
-        key = missing.group(1) or missing.group(2)
-        lookups: tuple[str, ...] = (f"['{key}']", f'["{key}"]')
-        if key.isidentifier():  # a dict read as attributes (`configs.dataset_conf.use_shm`)
-            lookups += (f".{key}",)
-    elif missing := _MISSING_ATTRIBUTE.search(tail.lines[last]):
-        lookups = (f".{missing.group(2)}",)
-        of_a_config = bool(_CONFIG_CLASS.search(missing.group(1)))
-        an_attribute = True
-    else:
+    lookup = _config_lookup(tail, last)
+    if lookup is None:
         return {}
-    path = _raising_frame(tail.lines, last)
-    source = tail.lines[max(0, last - _CODE_CONTEXT_LINES) : last]
-    if path is None or not any(_looks_up_in_config(line, lookups, of_a_config) for line in source):
-        return {}
+    path, of_a_config, an_attribute = lookup
     second = CONFIG_LEAD_STRENGTH * SECOND_READING_SHARE
     # A library reading a key the job's own configuration object lacks (`'Namespace' object
     # has no attribute …` in an installed trainer) is a configuration older than the code
@@ -570,6 +565,33 @@ def config_clues(
         drift = [spec.slug for spec in incidents.values() if spec.drift_lead]
         found.update(_leads(tail, last, drift, kind="drift", strength=second))
     return found
+
+
+def _config_lookup(tail: Tail, exception: int) -> tuple[str, bool, bool] | None:
+    """Where the KeyError or AttributeError on line `exception` was asked for by a source line
+    that looks that very key up in a configuration: the file of that frame, whether the
+    exception says the object is of a configuration's class, and whether it is an attribute."""
+    of_a_config = an_attribute = False
+    if missing := _MISSING_KEY.search(tail.lines[exception]):
+        key = missing.group(1) or missing.group(2)
+        lookups: tuple[str, ...] = (f"['{key}']", f'["{key}"]')
+        if key.isidentifier():  # a dict read as attributes (`configs.dataset_conf.use_shm`)
+            lookups += (f".{key}",)
+    elif missing := _MISSING_ATTRIBUTE.search(tail.lines[exception]):
+        lookups = (f".{missing.group(2)}",)
+        of_a_config = bool(_CONFIG_CLASS.search(missing.group(1)))
+        an_attribute = True
+    else:
+        return None
+    path = next(
+        (
+            frame
+            for frame, source in _asking_frames(tail.lines, exception)
+            if any(_looks_up_in_config(line, lookups, of_a_config) for line in source)
+        ),
+        None,
+    )
+    return None if path is None else (path, of_a_config, an_attribute)
 
 
 def record_clues(
@@ -597,6 +619,13 @@ def _reads_a_record(tail: Tail, exception: int) -> bool:
     lookups = (f"['{key}']", f'["{key}"]')
     source = tail.lines[max(0, exception - _CODE_CONTEXT_LINES) : exception]
     return any(_looks_up_in_record(line, lookups) for line in source)
+
+
+def _asked_by_the_jobs_own_code(tail: Tail, exception: int) -> bool:
+    """Whether the key a configuration library's lookup method did not find (mmengine's
+    `Config.__missing__`) was asked for by a configuration lookup in the job's own code."""
+    lookup = _config_lookup(tail, exception)
+    return lookup is not None and not _INSTALLED_CODE.search(lookup[0])
 
 
 def _reads_a_config_object(tail: Tail, exception: int) -> bool:
@@ -691,6 +720,36 @@ def _calls_a_method(lines: Sequence[str], exception: int, callee: str) -> bool:
     mostly the job's own code calling itself."""
     call = f".{callee}("
     return any(call in line for line in lines[max(0, exception - _CODE_CONTEXT_LINES) : exception])
+
+
+def _asking_frames(lines: Sequence[str], exception: int) -> Iterator[tuple[str, Sequence[str]]]:
+    """The frame that raised the exception on line `exception` (its file and its few lines of
+    source), then, while a frame is a lookup method (`__getitem__`, `__missing__`,
+    `__getattr__` of a configuration class: mmengine's Config, an AttrDict), the frame that
+    called it: the key a lookup method did not find was asked for by its caller's line."""
+    path = _raising_frame(lines, exception)
+    if path is None:
+        return
+    yield path, lines[max(0, exception - _CODE_CONTEXT_LINES) : exception]
+    header = _frame_above(lines, exception)
+    while header is not None and _LOOKUP_METHOD_FRAME.search(lines[header]):
+        caller = _frame_above(lines, header)
+        if caller is None:
+            return
+        yield frame_path(lines[caller]) or path, lines[caller:header]
+        header = caller
+
+
+def _frame_above(lines: Sequence[str], index: int) -> int | None:
+    """The line of the Python frame header within a frame's few lines above line `index`."""
+    return next(
+        (
+            i
+            for i in range(index - 1, max(-1, index - 1 - _CODE_CONTEXT_LINES), -1)
+            if frame_path(lines[i])
+        ),
+        None,
+    )
 
 
 def _raising_frame(lines: Sequence[str], exception: int) -> str | None:

@@ -1038,6 +1038,58 @@ def test_an_attribute_missing_from_a_config_has_both_readings_as_leads(
     assert not any(suggestion.confident for suggestion in report.suggestions)
 
 
+CONFIG_LIBRARY_RAISES_FOR_THE_JOBS_LOOKUP = """\
+Traceback (most recent call last):
+  File "/home/me/evalkit/run.py", line 213, in main
+    tasks = partitioner(cfg)
+  File "/home/me/evalkit/evalkit/partitioners/naive.py", line 99, in __call__
+    models = cfg['models']
+  File "/opt/conda/lib/python3.10/site-packages/mmengine/config/config.py", line 1483, in __getitem__
+    return self._cfg_dict.__getitem__(name)
+  File "/opt/conda/lib/python3.10/site-packages/mmengine/config/config.py", line 131, in __getitem__
+    return self.build_lazy(super().__getitem__(key))
+  File "/opt/conda/lib/python3.10/site-packages/mmengine/config/config.py", line 98, in __missing__
+    raise KeyError(name)
+KeyError: 'models'
+"""
+
+
+def test_a_key_a_config_librarys_lookup_method_raises_for_the_jobs_own_lookup_is_a_stale_config(
+    catalog_index,
+):
+    """mmengine's Config raises the KeyError in its own `__missing__`; the line that asked for
+    the key is the job's `cfg['models']`, two lookup methods up: a configuration that lacks a
+    key the code reads, before a dependency that moved."""
+    report = analyze(CONFIG_LIBRARY_RAISES_FOR_THE_JOBS_LOOKUP, catalog_index)
+
+    assert [s.slug for s in report.suggestions[:2]] == ["stale-recipe-config", "python-api-drift"]
+    assert not any(suggestion.confident for suggestion in report.suggestions)
+
+
+def test_a_config_librarys_lookup_method_asked_by_installed_code_stays_a_drift_first(
+    catalog_index,
+):
+    log = CONFIG_LIBRARY_RAISES_FOR_THE_JOBS_LOOKUP.replace(
+        "/home/me/evalkit/evalkit/", "/opt/conda/lib/python3.10/site-packages/evalkit/"
+    )
+
+    report = analyze(log, catalog_index)
+
+    assert [s.slug for s in report.suggestions[:2]] == ["python-api-drift", "stale-recipe-config"]
+
+
+def test_a_lookup_methods_caller_that_reads_no_config_key_gives_no_config_lead(catalog_index):
+    """Climbing past the lookup methods finds the caller; a caller that reads no key of a
+    configuration is no config lookup."""
+    log = CONFIG_LIBRARY_RAISES_FOR_THE_JOBS_LOOKUP.replace(
+        "    models = cfg['models']", "    models = loader[0]"
+    )
+
+    report = analyze(log, catalog_index)
+
+    assert not _rests_on(report, "config")
+
+
 def test_a_key_missing_from_the_jobs_own_config_dict_has_no_drift_reading(catalog_index):
     report = analyze(OWN_CONFIG_KEY_ERROR, catalog_index)
 
