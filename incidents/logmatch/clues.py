@@ -468,7 +468,7 @@ def kill_clues(
     if tail.is_description or not leads:
         return {}
     killed = _bare_kill(tail)
-    if killed is None or _confirmed(tail, clues, before=killed):
+    if killed is None or _confirmed(tail, clues, before=killed, errors_only=True):
         return {}
     return _leads(tail, killed, leads, kind="kill")
 
@@ -780,12 +780,22 @@ _LEAD_STRENGTH = {
 }
 
 
-def _confirmed(tail: Tail, clues: Mapping[str, Sequence[Clue]], before: int | None = None) -> bool:
+def _confirmed(
+    tail: Tail,
+    clues: Mapping[str, Sequence[Clue]],
+    before: int | None = None,
+    *,
+    errors_only: bool = False,
+) -> bool:
     """Whether some incident already has evidence that confirms it (on a line before `before`,
-    when given): then no lead is offered."""
+    when given; on an error line, when `errors_only`: a warning the job ran past did not stop
+    it): then no lead is offered."""
     confirming = tail.confirming_kinds()
     return any(
-        clue.kind in confirming and not clue.lead_only and (before is None or clue.line < before)
+        clue.kind in confirming
+        and not clue.lead_only
+        and (before is None or clue.line < before)
+        and (not errors_only or tail.levels[clue.line] is Level.ERROR)
         for found in clues.values()
         for clue in found
     )

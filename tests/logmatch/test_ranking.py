@@ -367,6 +367,25 @@ def test_a_killed_that_another_line_explains_gets_no_kill_lead(catalog_index):
     assert all("killed without a word" not in s.why for s in report.suggestions)
 
 
+def test_a_warning_the_job_ran_past_still_leaves_the_kill_its_lead(catalog_index):
+    """A warning confirms its incident, but the job went on loading after it and was then
+    killed without a word: the kill is still offered as a reading."""
+    log = (
+        "/env/lib/python3.10/site-packages/bitsandbytes/cextension.py:34: UserWarning: The"
+        " installed version of bitsandbytes was compiled without GPU support. 8-bit optimizers,"
+        " 8-bit multiplication, and GPU quantization are unavailable.\n"
+        "INFO:Loading lmsys_vicuna-7b-delta-v1.1...\n"
+        "Loading checkpoint shards:   0%|          | 0/2 [00:00<?, ?it/s]\n"
+        "Killed\n"
+    )
+
+    report = analyze(log, catalog_index)
+
+    assert report.suggestions[0].slug == "version-mismatch"
+    assert any(
+        s.slug == "host-oom" and "killed without a word" in s.why for s in report.suggestions
+    )
+
 def _drift_lead(report) -> bool:
     """Whether some suggestion rests on the drift lead (whatever its explanation says)."""
     return any(e.kind == "drift" for s in report.suggestions for e in s.evidence)
