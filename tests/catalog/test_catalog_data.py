@@ -84,6 +84,9 @@ ALLOWED_OVERLAPS: dict[tuple[str, str], set[str]] = {
     # first collective, the mid-run reading is ruled out.
     ("collective-timeout", "nccl-system-error-mid-run"): {"nccl-network-setup"},
     ("nccl-network-setup", "nccl-unhandled-system-error"): {"collective-timeout"},
+    # So is its "remote process exited or there was a network error" (NCCL result 6).
+    ("collective-timeout", "nccl-system-remote-error"): {"nccl-network-setup"},
+    ("nccl-network-setup", "nccl-remote-error-at-first-collective"): {"collective-timeout"},
 }
 
 BENIGN_MAX_RATIO = 0.01
