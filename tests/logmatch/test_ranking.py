@@ -386,6 +386,7 @@ def test_a_warning_the_job_ran_past_still_leaves_the_kill_its_lead(catalog_index
         s.slug == "host-oom" and "killed without a word" in s.why for s in report.suggestions
     )
 
+
 def _drift_lead(report) -> bool:
     """Whether some suggestion rests on the drift lead (whatever its explanation says)."""
     return any(e.kind == "drift" for s in report.suggestions for e in s.evidence)
