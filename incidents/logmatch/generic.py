@@ -129,6 +129,10 @@ _CONSEQUENCE = re2.compile(
     r"|\bCMake Error at \S+\.cu\.o(?:bj)?\.(?:\w+\.)?cmake:\d+"
     r"|\bCMake Error at \S+:\d+ \(message\):\s*$"
     r"|(?:^|\s)Segmentation fault(?: \(core dumped\))?\s*$"
+    # NCCL's name for the kind of failure; its `Last error:` line says what failed
+    r"|\bncclInvalidUsage: This usually reflects invalid usage of NCCL library\b"
+    r"|\bNCCL error in: \S+, (?:invalid usage|unhandled system error|unhandled cuda error"
+    r"|internal error)\b"
 )
 # Lines that say an input a step expected is not there (`cp: cannot stat`, Kaldi's `Error
 # opening input stream`, FileNotFoundError). In a pipeline they are usually the fallout of an

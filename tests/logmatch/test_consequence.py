@@ -180,3 +180,34 @@ def test_an_incident_that_recognises_the_cause_too_is_not_demoted_for_the_conseq
     incident that also names the cause: in a serving tail, the serving incident answers."""
     first = analyze(ENGINE_DIED, catalog_index).suggestions[0]
     assert (first.slug, first.confident) == ("concurrency-crash", True)
+
+
+NCCL_INVALID_USAGE = (
+    "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+    "ProcessGroupNCCL.cpp:2897, invalid usage (run with NCCL_DEBUG=WARN for details),"
+    " NCCL version 2.27.3\n"
+    "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\n"
+    "Last error:\n"
+)
+
+
+def test_nccls_name_for_the_kind_of_failure_only_reports_it():
+    assert is_consequence("ncclInvalidUsage: This usually reflects invalid usage of NCCL library.")
+    assert is_consequence(
+        "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:518,"
+        " unhandled system error, NCCL version 2.4.8"
+    )
+    assert not is_consequence("Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000")
+
+
+def test_the_last_error_nccl_names_ranks_above_the_kind_of_failure(catalog_index):
+    """NCCL says `invalid usage` and then, under `Last error:`, what failed: no interface to
+    bootstrap over is the network set up wrong, not two ranks on one GPU."""
+    report = analyze(f"{NCCL_INVALID_USAGE}Bootstrap : no socket interface found\n", catalog_index)
+    assert report.suggestions[0].slug == "nccl-network-setup"
+    duplicate = "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000\n"
+    assert analyze(f"{NCCL_INVALID_USAGE}{duplicate}", catalog_index).suggestions[0].slug == (
+        "duplicate-gpu-ranks"
+    )
+    alone = analyze(NCCL_INVALID_USAGE, catalog_index).suggestions
+    assert alone[0].slug == "duplicate-gpu-ranks"
