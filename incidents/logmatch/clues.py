@@ -509,11 +509,7 @@ def drift_clues(
     if path is not None and _INSTALLED_CODE.search(path):
         # record_clues or config_clues reads it first
         second = DRIFT_LEAD_STRENGTH * SECOND_READING_SHARE
-        reads_the_jobs_own = (
-            _reads_a_record(tail, last)
-            or _reads_a_config_object(tail, last)
-            or _asked_by_the_jobs_own_code(tail, last)
-        )
+        reads_the_jobs_own = _reads_a_record(tail, last) or _reads_the_jobs_config(tail, last)
         strength = second if reads_the_jobs_own else None
         return _leads(tail, last, leads, kind="drift", strength=strength)
     if _AS_A_CONTAINER.search(tail.lines[last]):
@@ -621,25 +617,16 @@ def _reads_a_record(tail: Tail, exception: int) -> bool:
     return any(_looks_up_in_record(line, lookups) for line in source)
 
 
-def _asked_by_the_jobs_own_code(tail: Tail, exception: int) -> bool:
-    """Whether the key a configuration library's lookup method did not find (mmengine's
-    `Config.__missing__`) was asked for by a configuration lookup in the job's own code."""
+def _reads_the_jobs_config(tail: Tail, exception: int) -> bool:
+    """Whether the key or attribute the exception on line `exception` misses was asked of the
+    job's own configuration: by a configuration lookup in the job's code (through a
+    configuration library's lookup methods: mmengine's `Config.__missing__`), or, wherever it
+    was read, from an object of a configuration's class (`'Namespace' object`)."""
     lookup = _config_lookup(tail, exception)
-    return lookup is not None and not _INSTALLED_CODE.search(lookup[0])
-
-
-def _reads_a_config_object(tail: Tail, exception: int) -> bool:
-    """Whether the AttributeError on line `exception` is about an object of a configuration's
-    class (`'Namespace' object has no attribute 'x'`) that a source line in the frame's few
-    lines above reads that attribute from."""
-    missing = _MISSING_ATTRIBUTE.search(tail.lines[exception])
-    if missing is None or not _CONFIG_CLASS.search(missing.group(1)):
+    if lookup is None:
         return False
-    if _raising_frame(tail.lines, exception) is None:
-        return False
-    lookups = (f".{missing.group(2)}",)
-    source = tail.lines[max(0, exception - _CODE_CONTEXT_LINES) : exception]
-    return any(_looks_up_in_config(line, lookups, True) for line in source)
+    path, of_a_config, _ = lookup
+    return of_a_config or not _INSTALLED_CODE.search(path)
 
 
 def _unexplained_exception(
