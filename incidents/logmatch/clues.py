@@ -97,9 +97,10 @@ MISMATCH_REASON = gettext_noop(
 )
 # pip refuses a pinned release and lists the releases it offers this interpreter and platform
 # (`Could not find a version that satisfies the requirement torch==1.4.0 (from versions: 1.11.0,
-# 1.12.0)`). When every release offered is newer than the pin, the pinned one exists but was
-# never built for this Python: proof of the incident that explains it (`pin_lead`), which
-# outweighs the reading of pip's line as a pin that does not exist at all.
+# 1.12.0)`; `(from whisperx)` before the list when another package required it). When every
+# release offered is newer than the pin, the pinned one exists but was never built for this
+# Python: proof of the incident that explains it (`pin_lead`), which outweighs the reading of
+# pip's line as a pin that does not exist at all.
 PIN_STRENGTH = 1.0
 PIN_REASON = gettext_noop(
     "on %(where)s, pip refuses a pinned version older than every release it offers: the "
@@ -107,7 +108,7 @@ PIN_REASON = gettext_noop(
 )
 _REFUSED_PIN = re2.compile(
     r"satisfies the requirement [\w.\[\],-]+\s*===?\s*v?(\d+(?:\.\d+)*)[^()]*"
-    r"\(from versions: ([^)]*)\)"
+    r"(?:\(from [^()]*\)[^()]*)?\(from versions: ([^)]*)\)"
 )
 _RELEASE = re2.compile(r"^\s*v?(\d+(?:\.\d+)*)")
 _RANK_WORK = re2.compile(
@@ -153,6 +154,10 @@ _EXCEPTION_LINE = re2.compile(
     r"^" + _LOG_PREFIX + r"[\s>|*`'\"]*(?:E\s+)?(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception))\b: "
 )
 _API_ERRORS = frozenset({"AttributeError", "ImportError", "KeyError", "TypeError", "NameError"})
+# A submodule a package lacks (`No module named 'datasets.exceptions'`), and the package an
+# installed frame belongs to (`…/site-packages/modelscope/…` is modelscope's).
+_MISSING_SUBMODULE = re2.compile(r"No module named '([A-Za-z_]\w*)\.[\w.]+'")
+_INSTALLED_PACKAGE = re2.compile(r"[/\\](?:site|dist)-packages[/\\]([A-Za-z_]\w*)")
 _ABOUT_NONE = re2.compile(r"'NoneType' object")
 _INSTALLED_CODE = re2.compile(r"[/\\](?:site|dist)-packages[/\\]|\btransformers_modules[/\\]")
 _CODE_CONTEXT_LINES = 4  # a frame's source line, its ^^^ markers, a blank line
@@ -503,9 +508,11 @@ def drift_clues(
     if last is None:
         return {}
     exception = _EXCEPTION_LINE.search(tail.lines[last])
+    path = _raising_frame(tail.lines, last)
+    if _imports_anothers_submodule(tail.lines[last], path):
+        return _leads(tail, last, leads, kind="drift")
     if exception.group(1) not in _API_ERRORS or _ABOUT_NONE.search(tail.lines[last]):
         return {}
-    path = _raising_frame(tail.lines, last)
     if path is not None and _INSTALLED_CODE.search(path):
         # record_clues or config_clues reads it first
         second = DRIFT_LEAD_STRENGTH * SECOND_READING_SHARE
@@ -522,6 +529,16 @@ def drift_clues(
     ):
         return _leads(tail, last, leads, kind="drift")
     return {}
+
+
+def _imports_anothers_submodule(line: str, path: str | None) -> bool:
+    """Whether `line` says a submodule is missing from a package (`No module named
+    'datasets.exceptions'`) that installed code of another package imported (modelscope's
+    `from datasets.exceptions import …`): that package was written against another release of
+    the one it imports. A package missing its own submodule (`vllm._C`) is a broken install."""
+    missing = _MISSING_SUBMODULE.search(line)
+    importer = _INSTALLED_PACKAGE.search(path) if missing and path else None
+    return importer is not None and importer.group(1) != missing.group(1)
 
 
 def _private(name: str) -> bool:

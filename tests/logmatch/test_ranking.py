@@ -450,6 +450,34 @@ AttributeError: 'NoneType' object has no attribute 'shape'
     assert not _drift_lead(report)
 
 
+MISSING_SUBMODULE = """\
+Traceback (most recent call last):
+  File "/home/u/lib/python3.9/site-packages/modelscope/msdatasets/utils/hf_datasets_util.py", line 24, in <module>
+    from {module} import DataFilesNotFoundError, DatasetNotFoundError
+ModuleNotFoundError: No module named '{module}'
+"""
+
+
+def test_a_submodule_missing_from_the_package_another_package_imports_is_a_drift_lead(
+    catalog_index,
+):
+    """datasets is installed (Python names the first part it cannot find), but not the
+    release modelscope was written against."""
+    report = analyze(MISSING_SUBMODULE.format(module="datasets.exceptions"), catalog_index)
+
+    assert _drift_lead(report)
+    assert "python-api-drift" in [s.slug for s in report.suggestions[:2]]
+
+
+@pytest.mark.parametrize("module", ["modelscope._C", "datasets"])
+def test_a_package_missing_its_own_submodule_or_a_whole_package_is_no_drift_lead(
+    catalog_index, module
+):
+    report = analyze(MISSING_SUBMODULE.format(module=module), catalog_index)
+
+    assert not _drift_lead(report)
+
+
 def test_a_later_exception_of_another_kind_takes_the_drift_lead_away(catalog_index):
     log = REMOTE_CODE_KEY_ERROR + "RuntimeError: the run stopped for a reason of its own\n"
 
@@ -1292,6 +1320,19 @@ def test_a_pin_older_than_every_release_pip_offers_proves_python_too_new(catalog
     assert first.confident
     assert any(e.kind == "pin" for e in first.evidence)
     assert not runner_up.confident
+
+
+def test_a_pin_another_package_requires_is_read_the_same(catalog_index):
+    """pip names the package that required the pin between the pin and the releases."""
+    log = (
+        "ERROR: Could not find a version that satisfies the requirement ctranslate2==4.4.0 "
+        "(from whisperx) (from versions: 4.6.0)\n"
+        "ERROR: No matching distribution found for ctranslate2==4.4.0\n"
+    )
+    report = analyze(log, catalog_index)
+
+    assert report.suggestions[0].slug == "python-too-new-for-pins"
+    assert _rests_on(report, "pin")
 
 
 def test_the_pin_reading_says_why(catalog_index):
