@@ -14,6 +14,7 @@ import re2
 from common.phrases import gettext_noop
 
 from .generic import follows_frame, frame_path, is_consequence, is_generic, reports_success
+from .prefilter import compiled
 from .repetition import repetition
 from .signatures import Hit
 from .similarity import SimilarityIndex
@@ -304,7 +305,9 @@ def signature_clues(tail: Tail, hits: Sequence[Hit]) -> dict[str, list[Clue]]:
                 specificity=specificity,
                 repeats=tail.repeats(index),
                 source=hit.signature.key,
-                lead_only=hit.signature.lead_only or _quotes_code_only(tail, hit),
+                lead_only=hit.signature.lead_only
+                or _quotes_code_only(tail, hit)
+                or _tests_for_the_message(hit),
                 pattern=hit.signature.pattern,
             )
         )
@@ -319,6 +322,26 @@ def _quotes_code_only(tail: Tail, hit: Hit) -> bool:
         and any(_SYNTAX_ERROR.match(line) for line in tail.lines[i + 1 : i + 4])
         for i in hit.lines
     )
+
+
+# A source line that tests for an error's message (`if str(e) == "Cannot copy out of meta
+# tensor; no data!":`), as a traceback prints it under its frame, IPython's numbered form too.
+_TESTS_A_MESSAGE = re2.compile(
+    r"^\s*(?:-*>\s*)?(?:\d+\s+)?(?:if|elif|while|assert)\b.*(?:==|!=|\bin\b|startswith\(|endswith\()"
+)
+
+
+def _tests_for_the_message(hit: Hit) -> bool:
+    """The signature matched, on every line, inside a string that a line of code compares a
+    message with: code that handles the failure, which the tail need not have met."""
+    if hit.signature.kind != "signature" or not _TESTS_A_MESSAGE.search(hit.text):
+        return False
+    match = compiled(hit.signature.pattern).search(hit.text)
+    if match is None:
+        return False
+    start = match.start()
+    before = hit.text[:start].rstrip("\\")
+    return before.endswith(("'", '"')) or hit.text[start : start + 1] in ("'", '"')
 
 
 def _telling_pattern(hit: Hit, specificity: float) -> bool:

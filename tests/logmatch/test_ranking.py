@@ -1250,6 +1250,33 @@ def test_code_a_syntax_error_quotes_is_no_evidence_of_what_it_would_raise(catalo
     assert analyze(ran, catalog_index).suggestions[0].slug == "missing-artifact"
 
 
+@pytest.mark.parametrize(
+    "code",
+    [
+        '   1335     if str(e) == "Cannot copy out of meta tensor; no data!":',
+        '    if str(e) == "Cannot copy out of meta tensor; no data!":',
+        "--> 12 elif 'Cannot copy out of meta tensor' in str(err):",
+    ],
+)
+def test_code_that_tests_for_a_message_is_no_evidence_of_that_failure(catalog_index, code):
+    """A traceback prints the handler's source line; the tail ended in another error."""
+    log = "\n".join(
+        [
+            "File ~/env/lib/python3.11/site-packages/torch/nn/modules/module.py:1335, in to(t)",
+            code,
+            "TypeError: the run failed for a reason of its own",
+        ]
+    )
+
+    report = analyze(log, catalog_index)
+
+    assert not any(s.confident for s in report.suggestions)
+    raised = "NotImplementedError: Cannot copy out of meta tensor; no data!"
+    meta = analyze("\n".join([code, raised]), catalog_index).suggestions[0]
+    assert meta.slug == "meta-or-offloaded-model-moved"
+    assert meta.confident
+
+
 RANKS_IN_DIFFERENT_COLLECTIVES = """\
 [rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3437, OpType=ALLREDUCE, NumelIn=4311252, NumelOut=4311252, Timeout(ms)=600000) ran for 600057 milliseconds before timing out.
 [rank1]:[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3437, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600076 milliseconds before timing out.
