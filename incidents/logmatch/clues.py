@@ -525,7 +525,8 @@ def drift_clues(
     or wherever it was raised when the callee is a private function (`_run_hydra()`) or a
     method of an object the failing line holds (`self.model.generate(*args)`); and, wherever it
     was raised, an object of a named class used as a dict or a list (`'RunOptions' object
-    does not support item assignment`)."""
+    does not support item assignment`); and a submodule missing from a package that another
+    installed package imports (`_imports_anothers_submodule`)."""
     leads = [spec.slug for spec in incidents.values() if spec.drift_lead]
     last = _unexplained_exception(tail, clues, leads)
     if last is None:
