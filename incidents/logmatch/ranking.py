@@ -381,14 +381,15 @@ def _clip(score: float) -> float:
 
 def _one_per_line(found: Sequence[Clue]) -> list[Clue]:
     """One clue per line. Where a signature or symptom line matched, it speaks for the line;
-    similar text on the same line adds nothing to it."""
+    similar text on the same line adds nothing to it. A clue that confirms speaks before a
+    stronger lead on the same line (a frame path an error message quotes)."""
     by_line: dict[int, list[Clue]] = defaultdict(list)
     for clue in found:
         by_line[clue.line].append(clue)
     merged = []
     for clues in by_line.values():
         matched = [clue for clue in clues if clue.kind in ("signature", "symptom")]
-        merged.append(max(matched or clues, key=lambda clue: clue.strength))
+        merged.append(max(matched or clues, key=lambda clue: (not clue.lead_only, clue.strength)))
     return merged
 
 

@@ -57,6 +57,22 @@ def test_another_signature_of_the_incident_makes_it_the_answer():
     assert first.slug == "frozen-inputs" and first.confident
 
 
+def test_a_lead_on_the_line_another_signature_confirms_does_not_hide_the_proof():
+    """A long line can hold a lead (a frame path quoted inside an error message) and the
+    failure itself: the line speaks with the signature that confirms, even where the lead
+    would score higher."""
+    line = (
+        'ERROR Failed to compile Op [Cast]. File "/opt/site-packages/tbe/common/errors.py", '
+        "line 111"
+    )
+    incidents = [IncidentSpec("op-compile", "Operator compile failed", "train", "", "")]
+    frame = SignatureSpec("frame", "op-compile", r'File "[^"]*site-packages/tbe/', lead_only=True)
+    failed = SignatureSpec("failed", "op-compile", r"Failed to compile Op")
+    first = analyze(line, build_index(incidents, [frame, failed])).suggestions[0]
+    assert first.slug == "op-compile" and first.confident, first.why
+    assert first.evidence[0].signature == "failed"
+
+
 def test_the_answer_from_a_lead_line_and_its_proof_says_which_line_names_the_cause():
     """The strongest line of the answer is a lead-only one: the explanation says another line
     names the cause instead of calling the answer a mere lead, in both languages."""
