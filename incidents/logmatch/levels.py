@@ -66,6 +66,10 @@ RULES: tuple[tuple[str, str, Level], ...] = (
     ("glog error", r"(?:^|[\s\]:])[EF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)? +\d+ [\w.\-]+:\d+\]", E),
     ("glog warning", r"(?:^|[\s\]:])W\d{4} \d\d:\d\d:\d\d(?:\.\d+)? +\d+ [\w.\-]+:\d+\]", W),
     ("glog info", r"(?:^|[\s\]:])I\d{4} \d\d:\d\d:\d\d(?:\.\d+)? +\d+ [\w.\-]+:\d+\]", I),
+    # TensorFlow's and XLA's C++ log (also under JAX): `2021-05-20 10:09:06.617783: E file.cc:93]`.
+    ("tensorflow error", r"^\s*\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [EF] \S+:\d+\]", E),
+    ("tensorflow warning", r"^\s*\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: W \S+:\d+\]", W),
+    ("tensorflow info", r"^\s*\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: I \S+:\d+\]", I),
     ("torch c10 error", r"\[[EF](?:\d{3,4} [\d:.]+)? [\w.\-]+:\d+\]", E),
     ("torch c10 warning", r"\[W(?:\d{3,4} [\d:.]+)? [\w.\-]+:\d+\]", W),
     ("torch c10 info", r"\[I(?:\d{3,4} [\d:.]+)? [\w.\-]+:\d+\]", I),

@@ -26,6 +26,14 @@ SINGLE_LINES = [
     ),
     ("nvcc fatal   : Unsupported gpu architecture 'compute_89'", E),
     ("ptxas-blackwell fatal   : Value 'sm_110a' is not defined for option 'gpu-name'", E),
+    # TensorFlow's and XLA's C++ log: a date, the time, then one severity letter
+    (
+        "2021-05-20 10:09:06.617783: E external/org_tensorflow/tensorflow/stream_executor/gpu/"
+        "asm_compiler.cc:93] You are using ptxas 8.x, but TF requires ptxas 9.x",
+        E,
+    ),
+    ("2023-01-05 12:00:01.123456: W tensorflow/core/common_runtime/bfc_allocator.cc:290] ok", W),
+    ("2023-01-05 12:00:01.123456: I tensorflow/core/platform/cpu_feature_guard.cc:193] ok", I),
     ("PytorchStreamReader failed reading zip archive: failed finding central directory", E),
     # CANN's report of a device fault, also when its code prefix (EZ9999) was cut off
     (
