@@ -193,6 +193,9 @@ _AS_A_CONTAINER = re2.compile(
     r"TypeError: '[A-Z]\w*' object (?:does not support item (?:assignment|deletion)"
     r"|is not subscriptable)"
 )
+# A method an object of a named class lacks (`'Pipeline' object has no attribute 'run'`):
+# built-in types are lower case, and `NoneType` is a missing value.
+_NAMED_OBJECT_LACKS = re2.compile(r"AttributeError: '[A-Z]\w*' object has no attribute '(\w+)'")
 # The function a call did not fit: `TypeError: Pipeline.run() got …` names `run`.
 _CALLEE = re2.compile(r"TypeError: (?:[\w.]+\.)?(\w+)\(\)")
 _DECORATION = "*`'\" \t>"
@@ -525,8 +528,10 @@ def drift_clues(
     or wherever it was raised when the callee is a private function (`_run_hydra()`) or a
     method of an object the failing line holds (`self.model.generate(*args)`); and, wherever it
     was raised, an object of a named class used as a dict or a list (`'RunOptions' object
-    does not support item assignment`); and a submodule missing from a package that another
-    installed package imports (`_imports_anothers_submodule`)."""
+    does not support item assignment`), or lacking a method the failing line calls on it
+    (`pipeline.transcribe_batch(files)`: `'Pipeline' object has no attribute …`); and a
+    submodule missing from a package that another installed package imports
+    (`_imports_anothers_submodule`)."""
     leads = [spec.slug for spec in incidents.values() if spec.drift_lead]
     last = _unexplained_exception(tail, clues, leads)
     if last is None:
@@ -544,6 +549,9 @@ def drift_clues(
         strength = second if reads_the_jobs_own else None
         return _leads(tail, last, leads, kind="drift", strength=strength)
     if _AS_A_CONTAINER.search(tail.lines[last]):
+        return _leads(tail, last, leads, kind="drift")
+    lacking = _NAMED_OBJECT_LACKS.search(tail.lines[last])
+    if lacking is not None and _calls_a_method(tail.lines, last, lacking.group(1)):
         return _leads(tail, last, leads, kind="drift")
     callee = _CALLEE.search(tail.lines[last])
     if _CALL_SIGNATURE.search(tail.lines[last]) and (

@@ -524,8 +524,14 @@ def test_an_ipython_frame_of_remote_code_above_its_numbered_source_is_a_drift_le
 
 
 def test_an_ipython_frame_of_the_notebooks_own_code_is_no_drift_lead(catalog_index):
-    log = IPYTHON_REMOTE_CODE.replace(
-        "~/.cache/huggingface/modules/transformers_modules/Org/Model-4B/67bccd1", "~/proj"
+    """An attribute the notebook's own code reads (a method it calls on a named class is
+    another reading: see the named-class test)."""
+    log = (
+        IPYTHON_REMOTE_CODE.replace(
+            "~/.cache/huggingface/modules/transformers_modules/Org/Model-4B/67bccd1", "~/proj"
+        )
+        .replace("past_key_values.get_max_length()", "past_key_values.max_length")
+        .replace("'get_max_length'", "'max_length'")
     )
 
     report = analyze(log, catalog_index)
@@ -643,7 +649,15 @@ def test_an_api_error_in_pytests_layout_raised_in_installed_code_is_a_drift_lead
 def test_an_api_error_in_pytests_layout_raised_in_the_projects_code_is_no_drift_lead(
     catalog_index,
 ):
-    report = analyze(_PYTEST_FAILURE.format(where="src/model/loading.py"), catalog_index)
+    log = (
+        _PYTEST_FAILURE.format(where="src/model/loading.py")
+        .replace(".config.get_text_config()", ".weights")
+        .replace(
+            "'PretrainedConfig' object has no attribute 'get_text_config'",
+            "'Snapshot' object has no attribute 'weights'",
+        )
+    )
+    report = analyze(log, catalog_index)
 
     assert not _drift_lead(report)
 
@@ -686,6 +700,39 @@ Traceback (most recent call last):
 
     assert report.suggestions[0].slug == "python-api-drift"
     assert not report.suggestions[0].confident
+
+
+def test_a_method_an_object_of_a_named_class_lacks_where_the_job_calls_it_is_a_drift_lead(
+    catalog_index,
+):
+    """The job's own script calls a method of a library's object that this release renamed
+    or dropped: raised in the job's code, yet the class is another component's."""
+    log = """\
+Traceback (most recent call last):
+  File "/home/u/asr/run_batch.py", line 40, in main
+    result = pipeline.transcribe_batch(files, beam=5)
+AttributeError: 'Pipeline' object has no attribute 'transcribe_batch'
+"""
+    report = analyze(log, catalog_index)
+
+    assert report.suggestions[0].slug == "python-api-drift"
+    assert not report.suggestions[0].confident
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["    steps = trainer.max_steps", "    out = fn(x)", "    value = obj.compute(x)"],
+)
+def test_an_attribute_read_or_another_name_called_gives_no_drift_lead_in_the_jobs_code(
+    catalog_index, source
+):
+    log = f"""\
+Traceback (most recent call last):
+  File "/home/u/proj/train.py", line 40, in main
+{source}
+AttributeError: 'Trainer' object has no attribute 'max_steps'
+"""
+    assert not _drift_lead(analyze(log, catalog_index))
 
 
 def test_numpy2_removing_a_name_is_api_drift_unless_a_module_compiled_for_numpy1_shows(
