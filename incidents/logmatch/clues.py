@@ -5,6 +5,7 @@ the same lines, or the tail's clear stage."""
 from __future__ import annotations
 
 import re
+import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -196,6 +197,12 @@ _AS_A_CONTAINER = re2.compile(
 # A method an object of a named class lacks (`'Pipeline' object has no attribute 'run'`):
 # built-in types are lower case, and `NoneType` is a missing value.
 _NAMED_OBJECT_LACKS = re2.compile(r"AttributeError: '[A-Z]\w*' object has no attribute '(\w+)'")
+# An object whose class is named with the module that defines it
+# (`'tensorrt_bindings.tensorrt.IBuilderConfig' object has no attribute …`): an installed
+# package's object, whatever name the job's code gives it (`self.config.max_workspace_size`).
+_QUALIFIED_CLASS = re2.compile(
+    r"AttributeError: '(([A-Za-z_]\w*)(?:\.\w+)*\.[A-Z]\w*)' object has no attribute"
+)
 # The function a call did not fit: `TypeError: Pipeline.run() got …` names `run`.
 _CALLEE = re2.compile(r"TypeError: (?:[\w.]+\.)?(\w+)\(\)")
 _DECORATION = "*`'\" \t>"
@@ -529,7 +536,9 @@ def drift_clues(
     method of an object the failing line holds (`self.model.generate(*args)`); and, wherever it
     was raised, an object of a named class used as a dict or a list (`'RunOptions' object
     does not support item assignment`), or lacking a method the failing line calls on it
-    (`pipeline.transcribe_batch(files)`: `'Pipeline' object has no attribute …`); and a
+    (`pipeline.transcribe_batch(files)`: `'Pipeline' object has no attribute …`), or lacking
+    any attribute when its class is named with a package's module
+    (`'tensorrt_bindings.tensorrt.IBuilderConfig' object has no attribute …`); and a
     submodule missing from a package that another installed package imports
     (`_imports_anothers_submodule`)."""
     leads = [spec.slug for spec in incidents.values() if spec.drift_lead]
@@ -548,6 +557,8 @@ def drift_clues(
         reads_the_jobs_own = _reads_a_record(tail, last) or _reads_the_jobs_config(tail, last)
         strength = second if reads_the_jobs_own else None
         return _leads(tail, last, leads, kind="drift", strength=strength)
+    if _of_a_packages_class(tail.lines[last]):
+        return _leads(tail, last, leads, kind="drift")
     if _AS_A_CONTAINER.search(tail.lines[last]):
         return _leads(tail, last, leads, kind="drift")
     lacking = _NAMED_OBJECT_LACKS.search(tail.lines[last])
@@ -573,6 +584,20 @@ def _imports_anothers_submodule(line: str, path: str | None) -> bool:
     return importer is not None and importer.group(1) != missing.group(1)
 
 
+def _of_a_packages_class(line: str) -> bool:
+    """Whether `line` says an attribute is missing from an object of a class named with a
+    package's module (`'tensorrt_bindings.tensorrt.IBuilderConfig' object`): that package's
+    API, not the job's configuration. Not a configuration class of a library
+    (`omegaconf.DictConfig`), nor one of Python's own (`types.SimpleNamespace`), which the job
+    fills itself."""
+    qualified = _QUALIFIED_CLASS.search(line)
+    return (
+        qualified is not None
+        and qualified.group(2) not in sys.stdlib_module_names
+        and not _CONFIG_CLASS.search(qualified.group(1))
+    )
+
+
 def _private(name: str) -> bool:
     """A private function (`_run_hydra`): code calling another library's private API, which
     changes between releases without notice. Not a dunder such as `__init__`, mostly the
@@ -589,8 +614,10 @@ def config_clues(
     class: `'AttrDict' object`), and no incident has confirming evidence, the incidents that
     usually explain it (`config_lead`) are offered as a lead on that line. Raised in the job's
     own code, they lead, and a missing attribute has the drift lead as its second reading;
-    raised in an installed package on any object but a configuration's, they are the second
-    reading after the drift lead (`SECOND_READING_SHARE`)."""
+    raised in an installed package on any object but a configuration's, or on an object of a
+    class a package names as its own (`'tensorrt_bindings.tensorrt.IBuilderConfig' object`)
+    wherever it was raised, they are the second reading after the drift lead
+    (`SECOND_READING_SHARE`)."""
     leads = [spec.slug for spec in incidents.values() if spec.config_lead]
     last = _unexplained_exception(tail, clues, leads)
     if last is None:
@@ -602,8 +629,9 @@ def config_clues(
     second = CONFIG_LEAD_STRENGTH * SECOND_READING_SHARE
     # A library reading a key the job's own configuration object lacks (`'Namespace' object
     # has no attribute …` in an installed trainer) is a configuration older than the code
-    # that reads it; any other object's attribute in installed code is a dependency that moved.
-    if _INSTALLED_CODE.search(path) and not of_a_config:
+    # that reads it; any other object's attribute in installed code, or an object of a class a
+    # package names as its own, is a dependency that moved.
+    if (_INSTALLED_CODE.search(path) or _of_a_packages_class(tail.lines[last])) and not of_a_config:
         return _leads(tail, last, leads, kind="config", strength=second)
     found = _leads(tail, last, leads, kind="config")
     if an_attribute:  # an attribute of a config object some library built

@@ -1094,6 +1094,45 @@ def test_a_config_key_missing_inside_an_installed_package_is_a_drift_then_a_stal
     assert [e.kind for e in report.suggestions[1].evidence] == ["config"]
 
 
+JOBS_CODE_SETS_A_PACKAGES_BUILDER_CONFIG = """\
+Traceback (most recent call last):
+  File "/root/app/scripts/onnx2trt.py", line 134, in main
+    builder = EngineBuilder(args.verbose)
+  File "/root/app/scripts/onnx2trt.py", line 57, in __init__
+    self.config.max_workspace_size = 12 * (2 ** 30)  # 12 GB
+AttributeError: 'tensorrt_bindings.tensorrt.IBuilderConfig' object has no attribute 'max_workspace_size'
+"""
+
+
+@pytest.mark.parametrize(
+    ("class_name", "first"),
+    [
+        ("tensorrt_bindings.tensorrt.IBuilderConfig", "python-api-drift"),
+        ("vendorlib.engine.BuilderConfig", "python-api-drift"),
+        ("omegaconf.dictconfig.DictConfig", "stale-recipe-config"),
+        ("types.SimpleNamespace", "stale-recipe-config"),
+    ],
+)
+def test_an_attribute_missing_from_a_packages_object_is_a_drift_before_a_stale_config(
+    catalog_index, class_name, first
+):
+    """`self.config` in the job's own code, but the exception names the object's class with
+    the package that defines it: that package's API moved (TensorRT 10 dropped
+    `max_workspace_size`). A configuration class, or one of Python's own the job fills itself,
+    keeps the configuration reading first."""
+    log = JOBS_CODE_SETS_A_PACKAGES_BUILDER_CONFIG.replace(
+        "tensorrt_bindings.tensorrt.IBuilderConfig", class_name
+    )
+
+    report = analyze(log, catalog_index)
+
+    assert report.suggestions[0].slug == first
+    assert not any(suggestion.confident for suggestion in report.suggestions)
+    assert {"python-api-drift", "stale-recipe-config"} <= {
+        suggestion.slug for suggestion in report.suggestions[:2]
+    }
+
+
 INSTALLED_TRAINER_READS_USER_CONFIG = """\
 Traceback (most recent call last):
   File "src/reward_modeling/training/trainer_rm.py", line 209, in main
