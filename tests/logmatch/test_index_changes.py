@@ -150,7 +150,8 @@ def test_many_changes_keep_a_few_parts_and_answer_as_a_fresh_build():
     }
     # (tail, whether it shows a failure the changed book knows): a healthy run's tail, or one
     # of the deleted incident, gets at most weak leads, which may differ, as the changes are
-    # weighed with the book's statistics as they were
+    # weighed with the book's statistics as they were; so may a failure the book reads only
+    # through faint likenesses (`_first_places`)
     tails = [
         (case.read_bytes(), _label(case) not in ("none", "disk-full"))
         for case in sorted(CASES.glob("*.log"))[::5]
@@ -165,7 +166,7 @@ def test_many_changes_keep_a_few_parts_and_answer_as_a_fresh_build():
     for tail, failed in tails:
         ours, theirs = analyze(tail, index), analyze(tail, fresh)
         if failed:
-            assert _same_first(ours, theirs)
+            assert _same_first(ours, theirs) or _first(ours) in _first_places(theirs)
         assert ours.confident == theirs.confident or _similarity_at_threshold(theirs)
 
 
