@@ -194,15 +194,13 @@ _AS_A_CONTAINER = re2.compile(
     r"TypeError: '[A-Z]\w*' object (?:does not support item (?:assignment|deletion)"
     r"|is not subscriptable)"
 )
-# A method an object of a named class lacks (`'Pipeline' object has no attribute 'run'`):
-# built-in types are lower case, and `NoneType` is a missing value.
-_NAMED_OBJECT_LACKS = re2.compile(r"AttributeError: '[A-Z]\w*' object has no attribute '(\w+)'")
-# An object whose class is named with the module that defines it
-# (`'tensorrt_bindings.tensorrt.IBuilderConfig' object has no attribute …`): an installed
-# package's object, whatever name the job's code gives it (`self.config.max_workspace_size`).
-_QUALIFIED_CLASS = re2.compile(
-    r"AttributeError: '(([A-Za-z_]\w*)(?:\.\w+)*\.[A-Z]\w*)' object has no attribute"
-)
+# An attribute an object lacks, wherever the line goes on: its class and the attribute.
+_LACKS_ATTRIBUTE = re2.compile(r"AttributeError: '([\w.]+)' object has no attribute '(\w+)'")
+# A named class (`'Pipeline'`): built-in types are lower case, `NoneType` is a missing value;
+# and one named with the module that defines it (`'tensorrt_bindings.tensorrt.IBuilderConfig'`),
+# an installed package's object whatever name the job's code gives it (`self.config`).
+_NAMED_CLASS = re.compile(r"[A-Z]\w*")
+_QUALIFIED_CLASS = re.compile(r"([A-Za-z_]\w*)(?:\.\w+)*\.[A-Z]\w*")
 # The function a call did not fit: `TypeError: Pipeline.run() got …` names `run`.
 _CALLEE = re2.compile(r"TypeError: (?:[\w.]+\.)?(\w+)\(\)")
 _DECORATION = "*`'\" \t>"
@@ -561,8 +559,12 @@ def drift_clues(
         return _leads(tail, last, leads, kind="drift")
     if _AS_A_CONTAINER.search(tail.lines[last]):
         return _leads(tail, last, leads, kind="drift")
-    lacking = _NAMED_OBJECT_LACKS.search(tail.lines[last])
-    if lacking is not None and _calls_a_method(tail.lines, last, lacking.group(1)):
+    lacking = _LACKS_ATTRIBUTE.search(tail.lines[last])
+    if (
+        lacking is not None
+        and _NAMED_CLASS.fullmatch(lacking.group(1))
+        and _calls_a_method(tail.lines, last, lacking.group(2))
+    ):
         return _leads(tail, last, leads, kind="drift")
     callee = _CALLEE.search(tail.lines[last])
     if _CALL_SIGNATURE.search(tail.lines[last]) and (
@@ -590,11 +592,12 @@ def _of_a_packages_class(line: str) -> bool:
     API, not the job's configuration. Not a configuration class of a library
     (`omegaconf.DictConfig`), nor one of Python's own (`types.SimpleNamespace`), which the job
     fills itself."""
-    qualified = _QUALIFIED_CLASS.search(line)
+    lacking = _LACKS_ATTRIBUTE.search(line)
+    qualified = _QUALIFIED_CLASS.fullmatch(lacking.group(1)) if lacking else None
     return (
         qualified is not None
-        and qualified.group(2) not in sys.stdlib_module_names
-        and not _CONFIG_CLASS.search(qualified.group(1))
+        and qualified.group(1) not in sys.stdlib_module_names
+        and not _CONFIG_CLASS.search(qualified.group(0))
     )
 
 
