@@ -92,6 +92,8 @@ RULES: tuple[tuple[str, str, Level], ...] = (
     ("traceback header", r"\bTraceback \(most recent call last\)", E),
     ("chained exception", r"^\s*(?:During handling of the above exception|The above exception)", E),
     ("exception", r"(?:^|[\s:\]|>)])" + _EXCEPTION_CLASS + r"(?::(?:\s|$)|$)", E),
+    # ONNX Runtime names its exceptions by status (InvalidGraph, NotImplemented, Fail).
+    ("onnxruntime status", r"\[ONNXRuntimeError\] : \d+ : [A-Z_]+ :", E),
     ("error:", r"(?:^|[\s:\]])(?:fatal )?(?:error|Error):(?:\s|$)", E),
     ("Error", r"(?:^|[:\]]\s+)Error\b", E),
     # llama.cpp and other C tools: "error loading model: …", "error while parsing config: …",
@@ -118,6 +120,11 @@ RULES: tuple[tuple[str, str, Level], ...] = (
     ("failure banner", r"^\s*\*\*\*[^*].*(?i:error|fail|missing|not found|not installed|cannot"
         r"|unable|required|please install).*[^*]\*\*\*\s*$", E),
     ("killed", r"(?:^|\s)(?:Killed|Aborted)(?:$|[\s.:])", E),
+    # zsh's and dash's job-status reports name the signal in lower case:
+    # "zsh: killed     python train.py", "[1]    9301 killed     python3 x.py".
+    ("shell job status", r"^\s*(?:zsh: |\[\d+\]\s*[+-]?\s+\d+ |\S+: \d+: \d+ )(?:killed|abort"
+        r"|segmentation fault|bus error|illegal hardware instruction|floating point exception"
+        r"|terminated)\b", E),
     # Perl (Kaldi's run.pl, queue.pl, utils/*.pl): die and warn both end " at FILE line N.";
     # the interpreter's own warnings are known by their wording, the rest is a die.
     ("perl warning", r"^(?:Use of uninitialized value|Argument \"[^\"]*\" isn't numeric"
@@ -141,6 +148,7 @@ RULES: tuple[tuple[str, str, Level], ...] = (
         r"|\bNo such file or directory\b|\bNot a directory\b"
         r"|\b(?:has|have) died\b|\bis dead because\b|\bdied unexpectedly\b"
         r"|\bNo space left on device\b|\b[Cc]annot allocate memory\b|\b[Oo]ut of memory\b"
+        r"|\bNo compatible code objects? found\b"
         r"|\bcommand not found\b|\bnon-zero exit status\b|\bexit (?:code|status):? [1-9]"
         r"|\bcomando (?:não encontrado|no encontrado|non trovato)|\borden no encontrada"
         r"|\bcommande introuvable|\bBefehl nicht gefunden|команда не найдена"

@@ -229,6 +229,26 @@ SINGLE_LINES = [
     ("失败数：0", I),
     ("错误：0，警告：3", I),
     ("开发集错误率 12.3%", I),
+    (
+        "onnxruntime.capi.onnxruntime_pybind11_state.InvalidGraph: [ONNXRuntimeError] : 10 : "
+        "INVALID_GRAPH : This is an invalidMul with domain_version of 13",
+        E,
+    ),
+    (
+        "NotImplemented: [ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not find an "
+        "implementation for ConvInteger(10) node with name ''",
+        E,
+    ),
+    ("[1]    9301 killed     python3 scripts/dream.py", E),
+    ("zsh: killed     python finetune.py --config configs/lora.yaml", E),
+    ("zsh: bus error  python train.py", E),
+    ("sh: 1: 4567 killed   python x.py", E),
+    ("[1]  + 30512 done       python main.py --epochs 50", I),
+    (
+        ":1:hip_fatbin.cpp           :687 : 114369963532 us:  No compatible code objects found "
+        "for: gfx1152, value of HIP_FORCE_SPIRV_CODEOBJECT: 0",
+        E,
+    ),
     # plain lines and false positives
     ("epoch 3 step 1200 loss 2.345", I),
     ("error_rate=0.1 wer=12.3", I),
